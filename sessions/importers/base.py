@@ -1,0 +1,74 @@
+"""The shape every importer produces, and the error every importer raises.
+
+Importers are pure functions from bytes to ``ParsedSession`` objects: they never touch
+the database. The capture service (``sessions/services``) turns what they return into
+rows in one transaction, so a file either imports whole or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+ROLES = ("user", "assistant", "system", "tool")
+STATUSES = ("completed", "interrupted", "error", "active")
+
+
+class ImportFormatError(ValueError):
+    """The input cannot be read as the named (or detected) format.
+
+    ``line`` is the 1-based line number (for line-oriented formats) and ``field`` the
+    JSON field or path that was wrong, when known; both end up in the API's 400 answer.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None, field: str | None = None):
+        self.message = message
+        self.line = line
+        self.field = field
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = []
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field:
+            where.append(f"field '{self.field}'")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"detail": str(self), "line": self.line, "field": self.field}
+
+
+@dataclass
+class ParsedMessage:
+    """One message, normalised: who said what, when, and the tool call it belongs to."""
+
+    role: str  # one of ROLES
+    content: str
+    author: str = ""  # speaker name, model name or tool name as the source gives it
+    timestamp: datetime | None = None  # timezone-aware when the source has one
+    tool_name: str = ""  # set on a tool call (assistant) and on its result (tool)
+    tool_call_id: str = ""  # links a tool call to its result
+    client_id: str = ""  # the source's own stable id for this message, for idempotent re-import
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParsedSession:
+    """One session read from a file: its messages in order and what the source says about it."""
+
+    source_format: str
+    messages: list[ParsedMessage] = field(default_factory=list)
+    external_id: str = ""  # the source's own session id (idempotency key per project)
+    title: str = ""
+    agent_name: str = ""
+    agent_persona: str = ""
+    workflow: str = ""
+    user_name: str = ""
+    status: str = "completed"
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    topics: list[str] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)

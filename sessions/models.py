@@ -1,0 +1,358 @@
+"""Agent sessions and what is derived from them.
+
+- ``Session``: one conversation of an agent (seed 000's metadata schema, seed 003's
+  Conversation), scoped to a project (seed 004), soft-deletable (seed 001 §8).
+- ``Message``: one turn, keyword-searchable the moment it commits (a generated tsvector).
+- ``MessageChunk``: the vectors. all-MiniLM-L6-v2 reads only 256 word pieces, so a long
+  message is split into overlapping chunks, each with its own vector, to be searchable in full.
+- ``Entity``: files, functions, classes, errors, commands, URLs and packages (seed 003).
+
+Every row carries its team (ARCHITECTURE.md: every query filters by team; Citus-ready).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models.functions import Left
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from teams.models import Project, Team, TeamScopedQuerySet
+
+EMBEDDING_DIMENSIONS = 384
+# Text-search configuration of the tsvector column and of every query against it.
+SEARCH_CONFIG = "english"
+# PostgreSQL refuses a tsvector over 1 MB; text of short distinct tokens can produce ~3 bytes
+# of tsvector per character, so only the first 250,000 characters of a message are
+# keyword-indexed. (Its vectors, from chunks, cover all of it.)
+KEYWORD_INDEX_CHARS = 250_000
+
+
+class SourceFormat(models.TextChoices):
+    API = "api", "REST API (messages)"
+    PLAIN_TEXT = "plain_text", "Plain text conversation log"
+    CLAUDE_CODE = "claude_code", "Claude Code JSONL"
+    CODEX = "codex", "OpenAI Codex rollout"
+    AIDER = "aider", "Aider chat history"
+    CHATGPT = "chatgpt", "ChatGPT export"
+    OPENAI_CHAT = "openai_chat", "OpenAI chat messages"
+    ANTHROPIC_SESSION = "anthropic_session", "Anthropic session folder"
+    NDJSON_EVENTS = "ndjson_events", "NDJSON events"
+    CONVERSATION_MD = "conversation_md", "conversation.md"
+
+
+class SessionStatus(models.TextChoices):
+    COMPLETED = "completed", "Completed"
+    INTERRUPTED = "interrupted", "Interrupted"
+    ERROR = "error", "Error"
+    ACTIVE = "active", "Active"
+
+
+class Lifecycle(models.TextChoices):
+    """Seed 001 §5.1; deletion is the separate soft-delete fields, purge removes the row."""
+
+    ACTIVE = "active", "Active"
+    IDLE = "idle", "Idle"
+    DECAYING = "decaying", "Decaying"
+    ARCHIVED = "archived", "Archived"
+
+
+class Role(models.TextChoices):
+    USER = "user", "User"
+    ASSISTANT = "assistant", "Assistant"
+    SYSTEM = "system", "System"
+    TOOL = "tool", "Tool"
+
+
+class EnrichmentStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class EntityType(models.TextChoices):
+    FILE = "FILE", "File"
+    FUNCTION = "FUNCTION", "Function"
+    CLASS = "CLASS", "Class"
+    ERROR = "ERROR", "Error"
+    COMMAND = "COMMAND", "Command"
+    URL = "URL", "URL"
+    PACKAGE = "PACKAGE", "Package"
+
+
+class Enrichable(models.Model):
+    """Status of background work on a row, so a sweeper can find what was left undone."""
+
+    enrichment_status = models.CharField(
+        max_length=10, choices=EnrichmentStatus.choices, default=EnrichmentStatus.PENDING
+    )
+    enrichment_error = models.TextField(blank=True)
+    enrichment_attempts = models.PositiveSmallIntegerField(default=0)
+    enriched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+_AGENT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def agent_slug(agent_name: str) -> str:
+    """Lowercase agent identifier as seed 000 wants it ("Claude Code" → "claude-code")."""
+    return _AGENT_SLUG.sub("-", agent_name.lower()).strip("-")[:64] or "agent"
+
+
+def new_public_id(agent_name: str, when) -> str:
+    """Seed 000's session id: ``YYYY-MM-DD-{agent}-{6 hex}`` (e.g. 2025-01-15-architect-a7b3c9)."""
+    return f"{when:%Y-%m-%d}-{agent_slug(agent_name)}-{secrets.token_hex(3)}"
+
+
+class SessionQuerySet(TeamScopedQuerySet):
+    def alive(self):
+        return self.filter(deleted_at__isnull=True)
+
+    def in_trash(self):
+        return self.filter(deleted_at__isnull=False)
+
+
+class Session(Enrichable):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="sessions", db_index=False
+    )
+    public_id = models.CharField(max_length=100, editable=False)
+    external_id = models.CharField(
+        max_length=255, blank=True, help_text="The client's own id; unique per project."
+    )
+    agent_name = models.CharField(max_length=64)
+    agent_persona = models.CharField(max_length=100, blank=True)
+    workflow = models.CharField(max_length=100, default="none")
+    title = models.CharField(max_length=300, blank=True)
+    user_name = models.CharField(
+        max_length=200, blank=True, help_text="The person the agent worked with, if known."
+    )
+    source_format = models.CharField(
+        max_length=32, choices=SourceFormat.choices, default=SourceFormat.API
+    )
+    status = models.CharField(
+        max_length=12, choices=SessionStatus.choices, default=SessionStatus.COMPLETED
+    )
+    lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.ACTIVE)
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    message_count = models.PositiveIntegerField(default=0)
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    topics = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    artifacts = ArrayField(models.CharField(max_length=500), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    summary = models.TextField(blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Seed 001 §7 decay inputs.
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    access_count = models.PositiveIntegerField(default=0)
+    # Soft delete (seed 001 §8.2-8.3): recoverable until purged.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    delete_reason = models.CharField(max_length=500, blank=True)
+
+    objects = SessionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["public_id"], name="session_public_id_uniq"),
+            models.UniqueConstraint(
+                fields=["project", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="session_project_external_uniq",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["team", "-started_at", "-id"], name="session_team_started_idx"),
+            models.Index(
+                fields=["project", "-started_at", "-id"], name="session_project_started_idx"
+            ),
+            models.Index(fields=["project", "agent_name"], name="session_project_agent_idx"),
+            models.Index(fields=["deleted_at"], name="session_deleted_idx"),
+            models.Index(
+                fields=["enrichment_status", "updated_at"],
+                condition=~models.Q(enrichment_status="done"),
+                name="session_enrich_todo_idx",
+            ),
+            GinIndex(fields=["topics"], name="session_topics_gin"),
+            HnswIndex(
+                name="session_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+    def save(self, *args, **kwargs):
+        self.agent_name = (self.agent_name or "").strip().lower() or "agent"
+        if not self.started_at:
+            self.started_at = timezone.now()
+        if not self.public_id:
+            self.public_id = new_public_id(self.agent_name, self.started_at)
+        super().save(*args, **kwargs)
+
+
+class Message(Enrichable):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="messages", db_index=False
+    )
+    seq = models.PositiveIntegerField(help_text="Order within the session, from 0.")
+    client_id = models.CharField(
+        max_length=255, blank=True, help_text="The client's message id; a retry never duplicates."
+    )
+    role = models.CharField(max_length=10, choices=Role.choices)
+    author = models.CharField(max_length=200, blank=True)
+    content = models.TextField(blank=True)
+    tool_name = models.CharField(max_length=200, blank=True)
+    tool_call_id = models.CharField(
+        max_length=255, blank=True, help_text="Links a tool call to its result."
+    )
+    timestamp = models.DateTimeField(null=True, blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+    metadata = models.JSONField(default=dict, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector(Left("content", KEYWORD_INDEX_CHARS), config=SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="message_session_seq_uniq"),
+            models.UniqueConstraint(
+                fields=["session", "client_id"],
+                condition=~models.Q(client_id=""),
+                name="message_session_client_uniq",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["team", "timestamp"], name="message_team_time_idx"),
+            models.Index(
+                fields=["session", "tool_call_id"],
+                condition=~models.Q(tool_call_id=""),
+                name="message_tool_call_idx",
+            ),
+            models.Index(
+                fields=["enrichment_status", "created_at"],
+                condition=~models.Q(enrichment_status="done"),
+                name="message_enrich_todo_idx",
+            ),
+            GinIndex(fields=["search_vector"], name="message_search_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.role}"
+
+
+class MessageChunk(models.Model):
+    """A piece of a message with its vector; short messages have exactly one chunk."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="chunks", db_index=False
+    )
+    message = models.ForeignKey(
+        Message, on_delete=models.CASCADE, related_name="chunks", db_index=False
+    )
+    index = models.PositiveSmallIntegerField(help_text="Position of the chunk in its message.")
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    text = models.TextField(help_text="What was embedded (the chunk, with its context).")
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    model = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["message", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "index"], name="chunk_message_index_uniq"),
+        ]
+        indexes = [
+            models.Index(fields=["team"], name="chunk_team_idx"),
+            models.Index(fields=["session"], name="chunk_session_idx"),
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of message {self.message_id}"
+
+
+class Entity(models.Model):
+    """A thing a session touched, deduplicated per session by (type, normalised value)."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="entities", db_index=False
+    )
+    message = models.ForeignKey(
+        Message,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="entities",
+        db_index=False,
+        help_text="The first message it appeared in.",
+    )
+    type = models.CharField(max_length=10, choices=EntityType.choices)
+    value = models.CharField(max_length=500)
+    normalized = models.CharField(max_length=500)
+    context = models.TextField(blank=True, help_text="Text around its first appearance.")
+    count = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "entities"
+        ordering = ["type", "normalized"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "type", "normalized"], name="entity_session_type_value_uniq"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["team", "type", "normalized"], name="entity_team_type_value_idx"),
+            models.Index(fields=["message"], name="entity_message_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.value}"

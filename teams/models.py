@@ -1,0 +1,229 @@
+"""Tenancy: teams, their members (with roles), their projects, and project API tokens.
+
+Team → Membership (role) → Project → sessions. Every other row in the product carries its
+team, and every query filters by it (``TeamScopedQuerySet.for_team``), so another team's
+object is never found: the API and the UI answer 404, never 403.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils import timezone
+from django.utils.text import slugify
+
+DEFAULT_SESSION_QUOTA_BYTES = 10 * 1024 * 1024  # seed 001 §9.1: 10 MB per session
+DEFAULT_TRASH_DAYS = 30  # seed 001 §5.1: deleted sessions wait 30 days before purge
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    MEMBER = "member", "Member"
+    VIEWER = "viewer", "Viewer"
+
+
+# What each role may do; a role includes everything below it.
+ROLE_RANK = {Role.VIEWER: 0, Role.MEMBER: 1, Role.ADMIN: 2, Role.OWNER: 3}
+
+
+class TeamScopedQuerySet(models.QuerySet):
+    """The one scoping path: every team-owned model's queryset offers these."""
+
+    team_lookup = "team"
+
+    def for_team(self, team):
+        return self.filter(**{self.team_lookup: team})
+
+    def for_user(self, user):
+        """Rows of the teams ``user`` belongs to (any role)."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(**{f"{self.team_lookup}__memberships__user": user})
+
+
+class TeamQuerySet(models.QuerySet):
+    def for_user(self, user):
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(memberships__user=user)
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, db_index=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["slug"], name="team_slug_uniq")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def role_of(self, user) -> str | None:
+        if not user.is_authenticated:
+            return None
+        membership = self.memberships.filter(user=user).only("role").first()
+        return membership.role if membership else None
+
+
+class Membership(models.Model):
+    # Foreign keys get explicitly named indexes below (db_index=False avoids unnamed ones).
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, related_name="memberships", db_index=False
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="memberships",
+        db_index=False,
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "user"], name="membership_team_user_uniq"),
+        ]
+        indexes = [models.Index(fields=["user"], name="membership_user_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+    def allows(self, role: str) -> bool:
+        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+
+
+class Project(models.Model):
+    """A team's project: the scope of sessions (seed 004) and of API tokens."""
+
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, related_name="projects", db_index=False
+    )
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, db_index=False)
+    description = models.TextField(blank=True)
+    # Policy, set by admins (seed 001 §9 quotas, §5 lifecycle, §8 privacy).
+    session_quota_bytes = models.PositiveBigIntegerField(
+        default=DEFAULT_SESSION_QUOTA_BYTES,
+        validators=[MinValueValidator(1024)],
+        help_text="Largest session this project accepts, in bytes (10 MB by default).",
+    )
+    retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Move sessions older than this to the trash; empty keeps them forever.",
+    )
+    trash_days = models.PositiveIntegerField(
+        default=DEFAULT_TRASH_DAYS,
+        validators=[MinValueValidator(1)],
+        help_text="How long deleted sessions can be restored before they are purged.",
+    )
+    redact_secrets = models.BooleanField(
+        default=True, help_text="Redact API keys, tokens and passwords before storing messages."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["team__name", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "slug"], name="project_team_slug_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team.slug}/{self.slug}"
+
+    def save(self, *args, **kwargs):
+        if not self.slug:
+            self.slug = slugify(self.name)[:100] or "project"
+        super().save(*args, **kwargs)
+
+
+TOKEN_PREFIX = "mem_"
+
+
+def hash_token(raw: str) -> str:
+    # Tokens are 256-bit random strings, so a fast hash is enough (as healthchecks does):
+    # there is nothing to brute-force, and lookups stay one indexed equality.
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiTokenQuerySet(TeamScopedQuerySet):
+    def active(self):
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiToken(models.Model):
+    """A project's bearer token for agents. Only its hash is stored; it is shown once."""
+
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, related_name="api_tokens", db_index=False
+    )
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="api_tokens", db_index=False
+    )
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, help_text="The visible start of the token.")
+    token_hash = models.CharField(max_length=64)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["token_hash"], name="apitoken_hash_uniq")]
+        indexes = [
+            models.Index(fields=["project", "revoked_at"], name="apitoken_project_idx"),
+            models.Index(fields=["team"], name="apitoken_team_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or 'unnamed'})"
+
+    @classmethod
+    def issue(cls, project: Project, *, name: str = "", created_by=None) -> tuple[ApiToken, str]:
+        """Create a token; returns the row and the raw token, which is never stored."""
+        raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(
+            team=project.team,
+            project=project,
+            name=name,
+            prefix=raw[: len(TOKEN_PREFIX) + 8],
+            token_hash=hash_token(raw),
+            created_by=created_by,
+        )
+        return token, raw
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def revoke(self) -> bool:
+        """Revoke once; True when this call revoked it (conditional update, no race)."""
+        changed = ApiToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+        if changed:
+            self.refresh_from_db(fields=["revoked_at"])
+        return bool(changed)

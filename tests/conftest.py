@@ -1,0 +1,156 @@
+"""Shared fixtures: real PostgreSQL (pytest-django's test database on the configured server),
+a real Celery worker process on real Redis, and the owner/teammate/outsider trio."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from memoryapp.celery import app as celery_app
+from teams.models import Role
+from tests.factories import MembershipFactory, ProjectFactory, TeamFactory, UserFactory
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = REPO_ROOT.parent / "shared"
+TEST_OUTPUT = REPO_ROOT / "test-output"
+
+
+def database_url_of(settings_dict: dict) -> str:
+    host = quote(
+        settings_dict.get("HOST") or settings_dict.get("OPTIONS", {}).get("host", ""), safe=""
+    )
+    user = quote(settings_dict.get("USER") or "")
+    password = settings_dict.get("PASSWORD") or ""
+    auth = f"{user}:{quote(password)}@" if password else f"{user}@"
+    port = f":{settings_dict['PORT']}" if settings_dict.get("PORT") else ""
+    return f"postgresql://{auth}{host}{port}/{settings_dict['NAME']}"
+
+
+class WorkerProcess:
+    """A real `celery worker` subprocess on the test database and the tests' own queue."""
+
+    def __init__(self, log_path: Path, concurrency: int = 1):
+        self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
+        self.log_path = log_path
+        self.concurrency = concurrency
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def hostname(self) -> str:
+        return self.name.replace("%h", os.uname().nodename)
+
+    def start(self, timeout: float = 60) -> None:
+        env = dict(os.environ)
+        env.update(
+            DATABASE_URL=database_url_of(connection.settings_dict),
+            DJANGO_SETTINGS_MODULE="memoryapp.settings_test",
+            SECRET_KEY=settings.SECRET_KEY,
+            REDIS_URL=settings.CELERY_BROKER_URL,
+        )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryapp",
+                "worker",
+                "--queues",
+                settings.CELERY_TASK_DEFAULT_QUEUE,
+                "--hostname",
+                self.name,
+                "--concurrency",
+                str(self.concurrency),
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker exited early; see {self.log_path}")
+            if celery_app.control.ping(destination=[self.hostname], timeout=0.5):
+                return
+        raise RuntimeError(f"worker did not answer a ping in {timeout} s; see {self.log_path}")
+
+    def stop(self, timeout: float = 30) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def purge_test_queue() -> None:
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """One real worker for the whole run. Tests using it need committed data:
+    mark them ``@pytest.mark.django_db(transaction=True)``."""
+    purge_test_queue()
+    worker = WorkerProcess(TEST_OUTPUT / "celery-worker.log")
+    worker.start()
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if not SHARED_DIR.is_dir():
+        pytest.fail(f"{SHARED_DIR} is missing: the tests read samples and data from ../shared")
+    return SHARED_DIR
+
+
+@pytest.fixture
+def team(db):
+    return TeamFactory()
+
+
+@pytest.fixture
+def project(team):
+    return ProjectFactory(team=team)
+
+
+@pytest.fixture
+def owner(team):
+    return MembershipFactory(team=team, role=Role.OWNER).user
+
+
+@pytest.fixture
+def teammate(team):
+    return MembershipFactory(team=team, role=Role.MEMBER).user
+
+
+@pytest.fixture
+def outsider(db):
+    """A user of another team, who must never see anything of ``team``."""
+    other = TeamFactory()
+    ProjectFactory(team=other)
+    return MembershipFactory(team=other, role=Role.OWNER).user
+
+
+@pytest.fixture
+def user(db):
+    return UserFactory()
