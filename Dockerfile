@@ -16,6 +16,7 @@ RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorc
 
 COPY pyproject.toml README.md ./
 COPY memoryapp ./memoryapp
+COPY memoryapp_client ./memoryapp_client
 COPY sessions ./sessions
 COPY search ./search
 COPY teams ./teams

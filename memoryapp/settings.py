@@ -67,6 +67,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "memoryapp.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -142,12 +143,16 @@ LOGIN_URL = "admin:login"
 # --- REST -----------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "teams.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # `format` is ours (export and import formats), not DRF's renderer switch.
+    "URL_FORMAT_OVERRIDE": None,
+    "EXCEPTION_HANDLER": "memoryapp.api_errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "memoryapp API",
@@ -155,6 +160,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
 }
+
+# --- Request size ---------------------------------------------------------------------
+# Bodies above this get 413 before they are read (imports of big exports fit under it).
+MAX_REQUEST_BYTES = env_int("MAX_REQUEST_BYTES", 200 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
 
 # --- i18n, static ---------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

@@ -1,0 +1,42 @@
+"""Finding transcript files on disk: what the `memoryapp` CLI and `import_sessions` upload.
+
+Standard library only (the client package must not need the server's dependencies)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+SESSION_FOLDER_MARKER = (
+    "transcript.jsonl"  # seed 004: transcript.jsonl + events.jsonl + metadata.json
+)
+SUFFIXES = {".jsonl", ".json", ".ndjson", ".md", ".txt", ".zip"}
+# Files that belong to another file and are read with it, never on their own.
+COMPANIONS = (".aider.input.history",)
+
+
+def is_session_folder(path: Path) -> bool:
+    return path.is_dir() and (path / SESSION_FOLDER_MARKER).is_file()
+
+
+def find_transcripts(paths: Iterable[Path]) -> Iterator[Path]:
+    """Files and session folders under ``paths``, in a stable order.
+
+    A path named explicitly is always yielded (the importer says if it cannot read it);
+    inside folders, only files that look like transcripts are.
+    """
+    for path in paths:
+        path = Path(path)
+        if not path.is_dir() or is_session_folder(path):
+            yield path
+            continue
+        for child in sorted(path.rglob("*")):
+            if any(part.startswith(".") for part in child.relative_to(path).parts[:-1]):
+                continue  # inside hidden folders (.git, .venv, …)
+            if is_session_folder(child) or (
+                child.is_file()
+                and child.suffix.lower() in SUFFIXES
+                and not child.name.endswith(COMPANIONS)
+                and not is_session_folder(child.parent)
+            ):
+                yield child

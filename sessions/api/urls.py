@@ -1,0 +1,13 @@
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from sessions.api.views import EventsView, ImportView, SessionViewSet
+
+router = SimpleRouter(trailing_slash=False)
+router.register("sessions", SessionViewSet, basename="session")
+
+urlpatterns = [
+    path("import", ImportView.as_view(), name="import"),
+    path("events", EventsView.as_view(), name="events"),
+    *router.urls,
+]

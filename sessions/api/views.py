@@ -1,0 +1,313 @@
+"""The sessions REST API: capture, append, events, import, read, export, delete, restore."""
+
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import exceptions, mixins, serializers, status
+from rest_framework.decorators import action
+from rest_framework.filters import OrderingFilter
+from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from sessions.api.filters import SessionFilter
+from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
+from sessions.api.serializers import (
+    AppendMessagesSerializer,
+    ImportResultSerializer,
+    MessageSerializer,
+    SessionCaptureSerializer,
+    SessionPatchSerializer,
+    SessionSerializer,
+)
+from sessions.exporters import FORMATS as EXPORT_FORMATS
+from sessions.exporters import iter_export
+from sessions.importers import FORMATS, parse
+from sessions.importers.base import ImportFormatError
+from sessions.models import Message, Session
+from sessions.services.capture import CaptureError, capture_session, capture_sessions
+from sessions.services.capture import append_messages as append_to_session
+from sessions.services.lifecycle import LifecycleConflict, purge, restore, soft_delete
+from teams.models import Role
+from teams.viewsets import ScopedAPIView, ScopedViewSet
+
+
+class RawBodyParser(BaseParser):
+    """Any other media type: the view reads the raw bytes itself (import, NDJSON events)."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return stream.read() if stream is not None else b""
+
+
+def capture_error_response(exc: CaptureError) -> Response:
+    body = {"detail": str(exc)}
+    for name in ("session_bytes", "quota_bytes"):
+        if hasattr(exc, name):
+            body[name] = getattr(exc, name)
+    return Response(body, status=exc.status)
+
+
+def import_error_response(exc: ImportFormatError) -> Response:
+    return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+
+
+def import_results_body(fmt: str, results) -> dict:
+    return {
+        "format": fmt,
+        "sessions": [
+            {
+                "id": r.session.public_id,
+                "external_id": r.session.external_id,
+                "title": r.session.title,
+                "created": r.created,
+                "messages_added": len(r.added),
+                "duplicates_skipped": r.duplicates,
+                "message_count": r.session.message_count,
+            }
+            for r in results
+        ],
+    }
+
+
+class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+    """Sessions of the caller's projects. ``{id}`` is the session's public id."""
+
+    base_queryset = Session.objects.select_related("project", "project__team")
+    parser_classes = [JSONParser]
+    lookup_field = "public_id"
+    lookup_url_kwarg = "id"
+    serializer_class = SessionSerializer
+    pagination_class = SessionCursorPagination
+    filter_backends = [DjangoFilterBackend, OrderingFilter]
+    filterset_class = SessionFilter
+    ordering_fields = ["started_at", "ended_at", "message_count", "size_bytes"]
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.action == "list":
+            trash = self.request.query_params.get("deleted", "").lower() in ("1", "true", "yes")
+            queryset = queryset.in_trash() if trash else queryset.alive()
+        return queryset
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("deleted", OpenApiTypes.BOOL, description="list the trash"),
+            OpenApiParameter(
+                "ordering",
+                OpenApiTypes.STR,
+                description="started_at, ended_at, message_count or size_bytes; '-' for "
+                "descending (default -started_at)",
+            ),
+        ]
+    )
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        request=SessionCaptureSerializer,
+        responses={201: SessionSerializer, 200: SessionSerializer},
+        description="Capture a whole session (seed 000 save_session / capture_session_on_exit). "
+        "Answers 201 with a new session, or 200 with the existing one when its external_id "
+        "is known: then only messages it does not hold yet are appended (by client_id, or by "
+        "position when messages carry none) and fields sent again are updated.",
+    )
+    def create(self, request):
+        payload = SessionCaptureSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = self.resolve_project(payload.validated_data.get("project"))
+        try:
+            result = capture_session(project, payload.to_parsed())
+        except CaptureError as exc:
+            return capture_error_response(exc)
+        body = SessionSerializer(result.session).data
+        body["messages_added"] = len(result.added)
+        body["duplicates_skipped"] = result.duplicates
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(body, status=code)
+
+    @extend_schema(request=SessionPatchSerializer, responses=SessionSerializer)
+    def partial_update(self, request, id=None):
+        session = self.get_object()
+        self.require(Role.MEMBER, session.team_id)
+        payload = SessionPatchSerializer(session, data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        payload.save()
+        return Response(SessionSerializer(session).data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("reason", OpenApiTypes.STR, description="why (kept with it)"),
+            OpenApiParameter(
+                "purge", OpenApiTypes.BOOL, description="delete a trashed session for good"
+            ),
+        ],
+        responses={204: None, 409: OpenApiTypes.OBJECT},
+    )
+    def destroy(self, request, id=None):
+        """Move to the trash (restorable for the project's trash days), or purge from it."""
+        session = self.get_object()
+        self.require(Role.ADMIN, session.team_id)
+        try:
+            if request.query_params.get("purge", "").lower() in ("1", "true", "yes"):
+                purge(session)
+            else:
+                soft_delete(session, by=request.user, reason=request.query_params.get("reason", ""))
+        except LifecycleConflict as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses={200: SessionSerializer, 409: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["post"])
+    def restore(self, request, id=None):
+        session = self.get_object()
+        self.require(Role.ADMIN, session.team_id)
+        try:
+            restore(session)
+        except LifecycleConflict as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(SessionSerializer(session).data)
+
+    @extend_schema(
+        methods=["GET"],
+        responses=MessageSerializer(many=True),
+        description="The session's messages in order, paginated by cursor (?limit=).",
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=AppendMessagesSerializer,
+        responses={201: MessageSerializer(many=True)},
+        description="Append one or many messages. A message whose client_id the session "
+        "already holds is not stored again (safe retries); the answer lists the messages "
+        "added, in order.",
+    )
+    @action(detail=True, methods=["get", "post"])
+    def messages(self, request, id=None):
+        session = self.get_object()
+        if request.method == "GET":
+            messages = Message.objects.filter(session=session, team_id=session.team_id)
+            paginator = MessageCursorPagination()
+            page = paginator.paginate_queryset(messages, request, view=self)
+            return paginator.get_paginated_response(MessageSerializer(page, many=True).data)
+        self.require(Role.MEMBER, session.team_id)
+        data = request.data
+        if isinstance(data, dict) and "messages" not in data:
+            data = {"messages": [data]}  # one message, sent bare
+        payload = AppendMessagesSerializer(data=data)
+        payload.is_valid(raise_exception=True)
+        try:
+            result = append_to_session(session, payload.to_parsed())
+        except CaptureError as exc:
+            return capture_error_response(exc)
+        return Response(
+            {
+                "session": session.public_id,
+                "messages_added": len(result.added),
+                "duplicates_skipped": result.duplicates,
+                "messages": MessageSerializer(result.added, many=True).data,
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("format", OpenApiTypes.STR, enum=[*EXPORT_FORMATS], default="json")
+        ],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+    )
+    @action(detail=True, methods=["get"])
+    def export(self, request, id=None):
+        """Download the session with all its messages as JSON, JSONL, Markdown or YAML."""
+        session = self.get_object()
+        self.require(Role.MEMBER, session.team_id)
+        fmt = request.query_params.get("format", "json").lower()
+        if fmt not in EXPORT_FORMATS:
+            raise exceptions.ValidationError(
+                {"format": f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}"}
+            )
+        content_type, extension = EXPORT_FORMATS[fmt]
+        messages = Message.objects.filter(session=session, team_id=session.team_id).iterator(
+            chunk_size=1000
+        )
+        response = StreamingHttpResponse(
+            iter_export(session, messages, fmt), content_type=content_type
+        )
+        response["Content-Disposition"] = f'attachment; filename="{session.public_id}.{extension}"'
+        return response
+
+
+class ImportView(ScopedAPIView):
+    """POST /api/v1/import — a transcript file, as multipart field ``file`` or the raw body."""
+
+    parser_classes = [MultiPartParser, FormParser, RawBodyParser]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "format",
+                OpenApiTypes.STR,
+                enum=sorted(FORMATS),
+                description="the file's format; detected from its content when omitted",
+            ),
+            OpenApiParameter("filename", OpenApiTypes.STR, description="helps detection"),
+            OpenApiParameter("project", OpenApiTypes.STR, description="'team/project' or id"),
+        ],
+        request={
+            "multipart/form-data": inline_serializer(
+                "ImportUpload", {"file": serializers.FileField()}
+            ),
+            "application/octet-stream": OpenApiTypes.BINARY,
+        },
+        responses={201: ImportResultSerializer, 400: OpenApiTypes.OBJECT, 413: OpenApiTypes.OBJECT},
+    )
+    def post(self, request):
+        params = request.query_params
+        project = self.resolve_project(params.get("project") or request.POST.get("project"))
+        upload = request.FILES.get("file")
+        if upload is not None:
+            data, filename = upload.read(), upload.name
+        elif request.content_type.startswith("multipart/"):
+            raise exceptions.ValidationError({"file": "the multipart field 'file' is missing"})
+        else:
+            data, filename = request.data, params.get("filename", "")
+        if not data:
+            raise exceptions.ValidationError({"file": "the file is empty"})
+        fmt = params.get("format") or request.POST.get("format") or None
+        try:
+            parsed = parse(data, filename=filename, format=fmt)
+            results = capture_sessions(project, parsed)
+        except ImportFormatError as exc:
+            return import_error_response(exc)
+        except CaptureError as exc:
+            return capture_error_response(exc)
+        detected = parsed[0].source_format if parsed else (fmt or "")
+        return Response(import_results_body(detected, results), status=status.HTTP_201_CREATED)
+
+
+class EventsView(ScopedAPIView):
+    """POST /api/v1/events — NDJSON lines ``{ts, source, session_id, person_id, char_id,
+    sender, text}`` (seed 002), creating or extending sessions."""
+
+    parser_classes = [RawBodyParser]
+
+    @extend_schema(
+        request={"application/x-ndjson": OpenApiTypes.STR},
+        responses={201: ImportResultSerializer, 400: OpenApiTypes.OBJECT},
+    )
+    def post(self, request):
+        project = self.resolve_project(request.query_params.get("project"))
+        if not request.data:
+            raise exceptions.ValidationError({"detail": "the body is empty: send NDJSON lines"})
+        try:
+            parsed = parse(request.data, format="ndjson_events")
+            results = capture_sessions(project, parsed)
+        except ImportFormatError as exc:
+            return import_error_response(exc)
+        except CaptureError as exc:
+            return capture_error_response(exc)
+        return Response(
+            import_results_body("ndjson_events", results), status=status.HTTP_201_CREATED
+        )

@@ -1,0 +1,139 @@
+"""Transcript importers: pure functions from bytes to ``ParsedSession`` objects.
+
+``parse(data, filename=..., format=...)`` is the entry point: it detects the format when
+none is named and calls the format's parser. ``parse_path`` reads a file or a session
+folder from disk. ``FORMATS`` maps each format name to its parser. Every failure is an
+``ImportFormatError`` (with ``line`` and ``field`` when known); no importer touches the
+database or imports Django.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .aider import parse_aider
+from .anthropic_session import EVENTS, METADATA, TRANSCRIPT, parse_anthropic_session
+from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .chatgpt import parse_chatgpt
+from .claude_code import parse_claude_code
+from .codex import parse_codex
+from .conversation_md import parse_conversation_md
+from .detect import FORMAT_NAMES, detect_format, supported_formats
+from .ndjson_events import parse_events, parse_ndjson_events
+from .openai_chat import parse_openai_chat
+from .plain_text import parse_plain_text, preprocess_conversation
+
+Parser = Callable[..., list[ParsedSession]]
+
+FORMATS: dict[str, Parser] = {
+    "claude_code": parse_claude_code,
+    "codex": parse_codex,
+    "aider": parse_aider,
+    "chatgpt": parse_chatgpt,
+    "openai_chat": parse_openai_chat,
+    "anthropic_session": parse_anthropic_session,
+    "ndjson_events": parse_ndjson_events,
+    "conversation_md": parse_conversation_md,
+    "plain_text": parse_plain_text,
+}
+
+
+def _options_of(parser: Parser) -> set[str]:
+    return {
+        name
+        for name, parameter in inspect.signature(parser).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+def parse(
+    data: bytes | Mapping[str, bytes],
+    *,
+    filename: str = "",
+    format: str | None = None,
+    **options: Any,
+) -> list[ParsedSession]:
+    """Parse ``data`` as ``format`` (detected from the content when None).
+
+    ``options`` go to the format's parser (``input_history`` for aider); an option the
+    format does not take is an error rather than silently ignored. A mapping of
+    ``{filename: bytes}`` is an Anthropic session folder.
+    """
+    if format is None:
+        format = "anthropic_session" if isinstance(data, Mapping) else detect_format(data, filename)
+    parser = FORMATS.get(format)
+    if parser is None:
+        raise ImportFormatError(
+            f"unknown format {format!r}; known formats: {', '.join(FORMATS)}", field="format"
+        )
+    accepted = _options_of(parser)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        takes = f"it takes {', '.join(sorted(accepted))}" if accepted else "it takes none"
+        raise ImportFormatError(
+            f"format {format!r} does not take the option(s) {', '.join(unknown)}; {takes}",
+            field=unknown[0],
+        )
+    if isinstance(data, Mapping) and format != "anthropic_session":
+        raise ImportFormatError(f"format {format!r} takes the bytes of one file, not a mapping")
+    return parser(data, **options)
+
+
+def _aider_input_history(path: Path) -> Path | None:
+    """``.aider.input.history`` beside ``.aider.chat.history.md`` (same prefix)."""
+    name = path.name
+    if not name.endswith("chat.history.md"):
+        return None
+    sibling = path.with_name(name[: -len("chat.history.md")] + "input.history")
+    return sibling if sibling.is_file() else None
+
+
+def parse_path(path: Path) -> list[ParsedSession]:
+    """Parse a transcript file, or an Anthropic session folder, from disk.
+
+    A folder must hold ``transcript.jsonl`` (with ``metadata.json``/``events.jsonl``
+    beside it). For an aider chat history, the sibling ``.aider.input.history`` is read
+    too when it exists.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = {
+            f"{path.name}/{name}": (path / name).read_bytes()
+            for name in (TRANSCRIPT, METADATA, EVENTS)
+            if (path / name).is_file()
+        }
+        if f"{path.name}/{TRANSCRIPT}" not in files:
+            raise ImportFormatError(
+                f"folder '{path}' is not a session folder: it has no {TRANSCRIPT}. "
+                f"Supported formats: {supported_formats()}"
+            )
+        return parse_anthropic_session(files)
+    if not path.is_file():
+        raise ImportFormatError(f"no such file or folder: '{path}'")
+    data = path.read_bytes()
+    format = detect_format(data, path.name)
+    if format == "aider":
+        history = _aider_input_history(path)
+        return parse_aider(data, input_history=history.read_bytes() if history else None)
+    if format == "anthropic_session" and path.name == TRANSCRIPT:
+        # A transcript.jsonl read on its own still has its folder's other files beside it.
+        return parse_path(path.parent)
+    return FORMATS[format](data)
+
+
+__all__ = [
+    "FORMATS",
+    "FORMAT_NAMES",
+    "ImportFormatError",
+    "ParsedMessage",
+    "ParsedSession",
+    "detect_format",
+    "parse",
+    "parse_events",
+    "parse_path",
+    "preprocess_conversation",
+    "supported_formats",
+]

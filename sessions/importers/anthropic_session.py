@@ -1,0 +1,402 @@
+"""Anthropic-format session folders (the Amplifier layout of seed 004).
+
+A session is a folder ``<session-id>/`` holding ``transcript.jsonl`` (one Anthropic
+Messages API message per line: ``{role, content, timestamp?}`` with ``content`` a string
+or a list of blocks), ``metadata.json`` (an object describing the session) and
+``events.jsonl`` (the session's log events). It arrives as a zip archive (several session
+folders in one archive give several sessions), as a mapping ``{filename: bytes}`` (paths
+allowed: files are grouped by folder), or as the bytes of a lone ``transcript.jsonl``.
+
+Choices:
+
+* **Blocks.** ``text`` blocks of one line make one message of the line's role;
+  ``thinking`` goes to ``metadata["thinking"]``; ``redacted_thinking`` is dropped; each
+  ``tool_use`` (and Amplifier's ``tool_call`` block or ``tool_calls`` list) is its own
+  assistant message (``tool_name``, ``tool_call_id``, readable input, other input fields
+  in ``metadata["input_extra"]``); each ``tool_result`` is a ``tool`` message with the
+  same ``tool_call_id``, the tool name from the call and ``metadata["is_error"]``;
+  a ``{"role": "tool", "tool_call_id": ...}`` line is a tool message too. Images and
+  documents become "[image]" / "[document]". ``developer`` lines become ``system``.
+* **metadata.json** fills ``external_id`` (``session_id``/``id``, else the folder name),
+  ``title`` (``title``/``name``), ``started_at``/``ended_at`` (``created``/``created_at``/
+  ``started_at``, ``ended_at``/``updated``/``updated_at``), ``agent_name`` (``agent_name``/
+  ``agent``, else "amplifier", whose layout this is), ``agent_persona``, ``workflow``,
+  ``user_name``, ``status``, ``topics``/``tags``, ``artifacts``; every other key goes to
+  session metadata as is (``model``, ``bundle``, ``turn_count``, ...).
+* **Times.** A line's own ``timestamp`` wins. Otherwise ``events.jsonl`` helps: events
+  naming a tool call id (``tool_call_id``/``tool_use_id``/``call_id``/``id`` in the
+  event or its ``data``) time that call and its result, ``prompt:submit``-like events
+  time the user messages in order, and the first/last event time the session when
+  metadata does not.
+* **Ids.** Client id = ``L<line>`` of transcript.jsonl (``L<line>#<n>`` when a line gives
+  several messages), the block id for tool calls, ``<tool id>:result`` for results.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ._common import (
+    decode_text,
+    ensure_unique_client_ids,
+    get_str,
+    iter_json_lines,
+    json_type,
+    loads_json,
+    parse_timestamp,
+    require_text,
+    tag,
+    time_bounds,
+)
+from ._render import describe_block, render_arguments, render_blocks, render_tool_input
+from .base import STATUSES, ImportFormatError, ParsedMessage, ParsedSession
+
+FORMAT = "anthropic_session"
+DEFAULT_AGENT = "amplifier"
+TRANSCRIPT, METADATA, EVENTS = "transcript.jsonl", "metadata.json", "events.jsonl"
+
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_TOOL_USE = {"tool_use", "tool_call", "server_tool_use", "mcp_tool_use"}
+_ID_KEYS = ("tool_call_id", "tool_use_id", "call_id")
+_PROMPT_EVENTS = ("prompt:submit", "user_prompt", "userpromptsubmit", "prompt_submit")
+_META_MAP = {
+    "title": ("title", "name"),
+    "started_at": ("created", "created_at", "started_at", "start_time"),
+    "ended_at": ("ended_at", "updated", "updated_at", "last_updated", "end_time"),
+    "agent_name": ("agent_name", "agent"),
+    "agent_persona": ("agent_persona", "persona"),
+    "workflow": ("workflow",),
+    "user_name": ("user_name", "user"),
+}
+
+
+@dataclass
+class _Events:
+    first: datetime | None = None
+    last: datetime | None = None
+    tool_times: dict[str, list[datetime]] = field(default_factory=dict)
+    prompt_times: list[datetime] = field(default_factory=list)
+    session_id: str = ""
+
+
+def _read_events(data: bytes | None) -> _Events:
+    events = _Events()
+    if data is None:
+        return events
+    text = decode_text(data, what=EVENTS)
+    try:
+        for line, obj in iter_json_lines(text):
+            when = None
+            for key in ("ts", "timestamp", "time"):
+                if obj.get(key) not in (None, ""):
+                    when = parse_timestamp(obj[key], line=line, field=key)
+                    break
+            if isinstance(obj.get("session_id"), str) and not events.session_id:
+                events.session_id = obj["session_id"]
+            if when is None:
+                continue
+            events.first = min(filter(None, [events.first, when]))
+            events.last = max(filter(None, [events.last, when]))
+            name = str(obj.get("event") or tag(obj) or obj.get("name") or "").lower()
+            data_part = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+            for source in (obj, data_part):
+                ids = [source[k] for k in (*_ID_KEYS, "id") if isinstance(source.get(k), str)]
+                if ids and (source is data_part or "tool" in name):
+                    events.tool_times.setdefault(ids[0], []).append(when)
+                    break
+            if any(marker in name for marker in _PROMPT_EVENTS):
+                events.prompt_times.append(when)
+    except ImportFormatError as exc:
+        raise ImportFormatError(
+            f"{EVENTS}: {exc.message}", line=exc.line, field=exc.field
+        ) from None
+    return events
+
+
+def _read_metadata(data: bytes | None) -> dict[str, Any]:
+    if data is None:
+        return {}
+    text = decode_text(data, what=METADATA)
+    if not text.strip():
+        return {}
+    value = loads_json(text, what=f"JSON in {METADATA}")
+    if not isinstance(value, dict):
+        raise ImportFormatError(f"{METADATA} must hold a JSON object, got {json_type(value)}")
+    return value
+
+
+class _Transcript:
+    """Builds messages from transcript lines."""
+
+    def __init__(self, events: _Events):
+        self.events = events
+        self.messages: list[ParsedMessage] = []
+        self.tool_names: dict[str, str] = {}
+        self.prompt_index = 0
+
+    def _tool_time(self, tool_id: str, result: bool) -> datetime | None:
+        times = self.events.tool_times.get(tool_id)
+        if not times:
+            return None
+        return times[-1] if result else times[0]
+
+    def add_line(self, line: int, obj: dict[str, Any]) -> None:
+        source_role = get_str(obj, "role", line=line)
+        when = parse_timestamp(obj.get("timestamp"), line=line)
+        content = obj.get("content")
+        if content is not None and not isinstance(content, str | list):
+            raise ImportFormatError(
+                f"'content' must be a string or a list of blocks, got {json_type(content)}",
+                line=line,
+                field="content",
+            )
+        produced: list[ParsedMessage] = []
+        if source_role == "tool" or source_role == "function":
+            call_id = get_str(obj, "tool_call_id", line=line) or get_str(obj, "tool_use_id")
+            name = get_str(obj, "name", line=line) or self.tool_names.get(call_id, "")
+            produced.append(
+                ParsedMessage(
+                    role="tool",
+                    content=render_blocks(content),
+                    author=name,
+                    timestamp=when or self._tool_time(call_id, result=True),
+                    tool_name=name,
+                    tool_call_id=call_id,
+                    client_id=f"{call_id}:result" if call_id else "",
+                )
+            )
+        else:
+            role = _ROLES.get(source_role)
+            if role is None:
+                raise ImportFormatError(
+                    f"'role' must be user, assistant, system, developer or tool; "
+                    f"got {source_role!r}",
+                    line=line,
+                    field="role",
+                )
+            produced = self._blocks(line, role, content, when)
+            calls = obj.get("tool_calls")
+            if calls is not None and not isinstance(calls, list):
+                raise ImportFormatError(
+                    f"'tool_calls' must be a list, got {json_type(calls)}",
+                    line=line,
+                    field="tool_calls",
+                )
+            for k, call in enumerate(calls or []):
+                produced.append(self._openai_call(line, k, call, when))
+        user_messages = [m for m in produced if m.role == "user"]
+        if user_messages:
+            # Each prompt the person typed has one prompt event, in order, dated or not.
+            if when is None and self.prompt_index < len(self.events.prompt_times):
+                for message in user_messages:
+                    message.timestamp = self.events.prompt_times[self.prompt_index]
+            self.prompt_index += 1
+        for n, message in enumerate(produced):
+            if not message.client_id:
+                message.client_id = f"L{line}" if n == 0 else f"L{line}#{n}"
+        self.messages += produced
+
+    def _blocks(
+        self, line: int, role: str, content: Any, when: datetime | None
+    ) -> list[ParsedMessage]:
+        out: list[ParsedMessage] = []
+        texts: list[str] = []
+        thinking: list[str] = []
+        text_message = ParsedMessage(role=role, content="", timestamp=when)
+        out.append(text_message)
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for index, block in enumerate(blocks):
+            if not isinstance(block, dict):
+                raise ImportFormatError(
+                    f"each content block must be an object, got {json_type(block)}",
+                    line=line,
+                    field=f"content[{index}]",
+                )
+            kind = tag(block)
+            if kind == "text":
+                if isinstance(block.get("text"), str) and block["text"]:
+                    texts.append(block["text"])
+            elif kind == "thinking":
+                if isinstance(block.get("thinking"), str) and block["thinking"]:
+                    thinking.append(block["thinking"])
+            elif kind in _TOOL_USE:
+                tool_id = get_str(block, "id", line=line, field=f"content[{index}].id")
+                name = get_str(block, "name", line=line, field=f"content[{index}].name")
+                raw = block.get("input", block.get("arguments"))
+                text, extra = render_tool_input(name, raw)
+                out.append(self._call(tool_id, name, text, extra, when))
+            elif kind == "tool_result":
+                tool_id = get_str(block, "tool_use_id", line=line, field=f"content[{index}]")
+                name = self.tool_names.get(tool_id, "")
+                meta = (
+                    {"is_error": block["is_error"]}
+                    if isinstance(block.get("is_error"), bool)
+                    else {}
+                )
+                out.append(
+                    ParsedMessage(
+                        role="tool",
+                        content=render_blocks(block.get("content")),
+                        author=name,
+                        timestamp=when or self._tool_time(tool_id, result=True),
+                        tool_name=name,
+                        tool_call_id=tool_id,
+                        client_id=f"{tool_id}:result" if tool_id else "",
+                        metadata=meta,
+                    )
+                )
+            elif kind != "redacted_thinking":
+                texts.append(describe_block(block))
+        text_message.content = "\n".join(texts)
+        if thinking:
+            text_message.metadata["thinking"] = "\n\n".join(thinking)
+        if not texts and (len(out) > 1 or not thinking):
+            calls = [m for m in out[1:] if m.role == "assistant"]
+            if thinking and calls:
+                calls[0].metadata["thinking"] = text_message.metadata["thinking"]
+            out.remove(text_message)
+        return out
+
+    def _call(
+        self, tool_id: str, name: str, text: str, extra: dict[str, Any], when: datetime | None
+    ) -> ParsedMessage:
+        self.tool_names[tool_id] = name
+        return ParsedMessage(
+            role="assistant",
+            content=text,
+            timestamp=when or self._tool_time(tool_id, result=False),
+            tool_name=name,
+            tool_call_id=tool_id,
+            client_id=tool_id,
+            metadata={"input_extra": extra} if extra else {},
+        )
+
+    def _openai_call(self, line: int, k: int, call: Any, when: datetime | None) -> ParsedMessage:
+        if not isinstance(call, dict):
+            raise ImportFormatError(
+                f"each tool call must be an object, got {json_type(call)}",
+                line=line,
+                field=f"tool_calls[{k}]",
+            )
+        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        name = get_str(function, "name", line=line) or get_str(call, "tool", line=line)
+        tool_id = get_str(call, "id", line=line, field=f"tool_calls[{k}].id")
+        text, extra = render_arguments(name, function.get("arguments", call.get("input")))
+        return self._call(tool_id, name, text, extra, when)
+
+
+def _session_from_files(
+    folder: str, transcript: bytes, metadata: bytes | None, events: bytes | None
+) -> ParsedSession:
+    text = decode_text(transcript, what=TRANSCRIPT)
+    require_text(text, what=TRANSCRIPT)
+    log = _read_events(events)
+    meta = _read_metadata(metadata)
+    builder = _Transcript(log)
+    try:
+        for line, obj in iter_json_lines(text):
+            builder.add_line(line, obj)
+    except ImportFormatError as exc:
+        raise ImportFormatError(
+            f"{TRANSCRIPT}: {exc.message}", line=exc.line, field=exc.field
+        ) from None
+    messages = builder.messages
+    ensure_unique_client_ids(messages)
+    session = ParsedSession(source_format=FORMAT, messages=messages)
+    used: set[str] = set()
+    for attribute, keys in _META_MAP.items():
+        key = next((k for k in keys if meta.get(k) not in (None, "")), None)
+        if key is None:
+            continue
+        used.add(key)
+        if attribute in ("started_at", "ended_at"):
+            setattr(session, attribute, parse_timestamp(meta[key], field=f"{METADATA}.{key}"))
+        elif isinstance(meta[key], str):
+            setattr(session, attribute, meta[key])
+        else:
+            used.discard(key)
+    session_key = next((k for k in ("session_id", "id") if isinstance(meta.get(k), str)), None)
+    if session_key:
+        used.add(session_key)
+    session.external_id = (
+        meta[session_key] if session_key else log.session_id or posixpath.basename(folder)
+    )
+    if isinstance(meta.get("status"), str) and meta["status"] in STATUSES:
+        session.status = meta["status"]
+        used.add("status")
+    for attribute, keys in (("topics", ("topics", "tags")), ("artifacts", ("artifacts",))):
+        for key in keys:
+            values = meta.get(key)
+            if isinstance(values, list) and all(isinstance(v, str) for v in values):
+                getattr(session, attribute).extend(values)
+                used.add(key)
+    session.agent_name = session.agent_name or DEFAULT_AGENT
+    first, last = time_bounds(messages)
+    session.started_at = session.started_at or first or log.first
+    session.ended_at = session.ended_at or last or log.last
+    session.metadata = {k: v for k, v in meta.items() if k not in used}
+    return session
+
+
+def _group(files: Mapping[str, bytes]) -> list[ParsedSession]:
+    folders: dict[str, dict[str, bytes]] = {}
+    for name, content in files.items():
+        path = name.replace("\\", "/")
+        if path.endswith("/") or "__MACOSX" in path:
+            continue
+        folder, base = posixpath.split(path)
+        if base in (TRANSCRIPT, METADATA, EVENTS):
+            folders.setdefault(folder, {})[base] = content
+    sessions = []
+    for folder in sorted(folders):
+        parts = folders[folder]
+        if TRANSCRIPT not in parts:
+            raise ImportFormatError(
+                f"session folder '{folder or '.'}' has no {TRANSCRIPT}", field=folder or None
+            )
+        sessions.append(
+            _session_from_files(folder, parts[TRANSCRIPT], parts.get(METADATA), parts.get(EVENTS))
+        )
+    if not sessions:
+        raise ImportFormatError(
+            f"no {TRANSCRIPT} found: an Anthropic session folder holds {TRANSCRIPT}, "
+            f"{METADATA} and {EVENTS}"
+        )
+    return sessions
+
+
+def _unzip(data: bytes) -> dict[str, bytes]:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return {
+                info.filename: archive.read(info)
+                for info in archive.infolist()
+                if not info.is_dir()
+                and posixpath.basename(info.filename) in (TRANSCRIPT, METADATA, EVENTS)
+            }
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
+        raise ImportFormatError(f"not a readable zip archive: {exc}") from None
+    except NotImplementedError as exc:  # unsupported compression method
+        raise ImportFormatError(f"cannot read the zip archive: {exc}") from None
+
+
+def parse_anthropic_session(data: bytes | Mapping[str, bytes]) -> list[ParsedSession]:
+    """Parse session folder(s) from a zip archive, a ``{filename: bytes}`` mapping, or a
+    lone ``transcript.jsonl``."""
+    if isinstance(data, Mapping):
+        return _group(data)
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise ImportFormatError(f"expected bytes or a mapping of files, got {type(data).__name__}")
+    raw = bytes(data)
+    if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
+        return _group(_unzip(raw))
+    return [_session_from_files("", raw, None, None)]
+
+
+__all__ = ["parse_anthropic_session"]

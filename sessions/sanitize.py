@@ -1,0 +1,112 @@
+"""Text that PostgreSQL can store, and bytes that must be UTF-8.
+
+PostgreSQL ``text`` and ``jsonb`` cannot hold NUL (U+0000): an INSERT of a string with
+one fails with "invalid byte sequence" / "unsupported Unicode escape sequence". Agent
+transcripts do contain them (binary tool output, ``cat`` of a file), so they are removed
+before anything is written, and the caller records how many were dropped.
+
+Pure functions, no Django: the capture service and the API call them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+NUL = "\x00"
+UTF8_BOM = b"\xef\xbb\xbf"
+# A surrogate code point that is not half of a pair (json.loads('"\\ud800"') produces one);
+# Python strings can hold it but UTF-8 cannot, so the database driver fails to encode it.
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+class InvalidUTF8Error(ValueError):
+    """Bytes that are not UTF-8; ``line`` is 1-based, ``offset`` the 0-based byte offset."""
+
+    def __init__(self, message: str, *, line: int, offset: int, reason: str):
+        super().__init__(message)
+        self.line = line
+        self.offset = offset
+        self.reason = reason
+
+
+def clean_text(s: str) -> tuple[str, int]:
+    """``s`` without NUL characters, and how many there were."""
+    count = s.count(NUL)
+    if not count:
+        return s, 0
+    return s.replace(NUL, ""), count
+
+
+def clean_json(value: Any) -> tuple[Any, int]:
+    """A copy of a JSON-like value with NUL removed from every string, keys included.
+
+    Dicts, lists and tuples are walked (a tuple comes back as a tuple); other values are
+    returned as they are. Returns the new value and the number of NULs removed. Two keys
+    that differ only by NULs end up as one key (the later value wins).
+    """
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        total = 0
+        cleaned: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str):
+                key, removed = clean_text(key)
+                total += removed
+            item, removed = clean_json(item)
+            total += removed
+            cleaned[key] = item
+        return cleaned, total
+    if isinstance(value, list | tuple):
+        total = 0
+        items = []
+        for item in value:
+            item, removed = clean_json(item)
+            total += removed
+            items.append(item)
+        return (tuple(items) if isinstance(value, tuple) else items), total
+    return value, 0
+
+
+def clean_surrogates(s: str) -> tuple[str, int]:
+    """``s`` with each lone surrogate replaced by U+FFFD, and how many there were.
+
+    Not part of ``clean_text`` (which is NUL only): a lone surrogate cannot be encoded as
+    UTF-8 either, so text decoded from JSON ``\\ud800`` escapes needs this before it is saved.
+    """
+    if s.isascii():
+        return s, 0
+    return _LONE_SURROGATE.subn("\ufffd", s)
+
+
+def decode_utf8(data: bytes | bytearray | memoryview, *, what: str = "request body") -> str:
+    """Decode ``data`` as strict UTF-8, dropping a leading UTF-8 byte-order mark.
+
+    On invalid UTF-8 raises ``InvalidUTF8Error`` (a ``ValueError``) saying where:
+    "invalid UTF-8 at line 12, byte 4031 of the request body". The line is 1-based and
+    the byte the 0-based offset from the start of ``data`` (BOM included), which is what
+    ``dd``, ``xxd`` and ``data[4031]`` agree on.
+    """
+    raw = bytes(data)
+    skip = len(UTF8_BOM) if raw.startswith(UTF8_BOM) else 0
+    try:
+        return raw[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = skip + exc.start
+        line = raw.count(b"\n", 0, offset) + 1
+        raise InvalidUTF8Error(
+            f"invalid UTF-8 at line {line}, byte {offset} of the {what}",
+            line=line,
+            offset=offset,
+            reason=exc.reason,
+        ) from None
+
+
+__all__ = [
+    "InvalidUTF8Error",
+    "clean_json",
+    "clean_surrogates",
+    "clean_text",
+    "decode_utf8",
+]

@@ -1,0 +1,307 @@
+"""Capture: turn a ``ParsedSession`` (from the REST API or an importer) into rows.
+
+One transaction per call, so a session (or a whole imported file) is stored whole or not at
+all. Idempotent by design:
+
+- a session is found again by its external id (unique per project); sending it again
+  appends only the messages it does not hold yet, and updates the fields sent again;
+- a message is found again by its client id; without one, a re-sent *whole* session counts
+  its messages by position (the first N are the N already stored);
+- appends lock the session row, so concurrent appends get consecutive sequence numbers.
+
+Before anything is written, NUL characters (which PostgreSQL cannot store) are removed and,
+when the project asks for it, secrets are redacted. Capture never waits on enrichment: the
+work is enqueued after commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from sessions.importers.base import ParsedMessage, ParsedSession
+from sessions.models import Message, Session, SessionStatus, SourceFormat, new_public_id
+from sessions.redaction import redact, redact_json
+from sessions.sanitize import clean_json, clean_text
+from sessions.tokens import count_tokens
+from teams.models import Project
+
+logger = logging.getLogger(__name__)
+
+BULK_BATCH = 2000
+TITLE_CHARS = 120
+
+
+class CaptureError(ValueError):
+    """The payload cannot be stored as given (e.g. the session is in the trash)."""
+
+    def __init__(self, message: str, *, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+class QuotaExceeded(CaptureError):
+    def __init__(self, *, session_bytes: int, quota_bytes: int, project: Project, label: str):
+        self.session_bytes = session_bytes
+        self.quota_bytes = quota_bytes
+        super().__init__(
+            f"session {label} would hold {session_bytes:,} bytes of messages, over the "
+            f"{quota_bytes:,}-byte quota of project {project}; split it or ask an admin to "
+            "raise the project's session quota",
+            status=413,
+        )
+
+
+@dataclass
+class CaptureResult:
+    session: Session
+    created: bool
+    added: list[Message] = field(default_factory=list)
+    duplicates: int = 0
+    redactions: int = 0
+
+
+def capture_session(project: Project, parsed: ParsedSession) -> CaptureResult:
+    """Create the session (or find it by external id) and store its new messages."""
+    with transaction.atomic():
+        result = _capture_in_transaction(project, parsed)
+    _after_commit([result])
+    return result
+
+
+def capture_sessions(project: Project, parsed_sessions: Iterable[ParsedSession]):
+    """Several sessions (one imported file) in one transaction: all or nothing."""
+    with transaction.atomic():
+        results = [_capture_in_transaction(project, parsed) for parsed in parsed_sessions]
+    _after_commit(results)
+    return results
+
+
+def append_messages(session: Session, messages: list[ParsedMessage]) -> CaptureResult:
+    """Append to an existing session; retried messages with a client id are not duplicated."""
+    with transaction.atomic():
+        locked = Session.objects.select_for_update().select_related("project").get(pk=session.pk)
+        if locked.deleted_at is not None:
+            raise CaptureError(
+                f"session {locked.public_id} is in the trash; restore it before appending",
+                status=409,
+            )
+        result = CaptureResult(session=locked, created=False)
+        _store_messages(result, messages, resend=False)
+    _after_commit([result])
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _capture_in_transaction(project: Project, parsed: ParsedSession) -> CaptureResult:
+    session = None
+    if parsed.external_id:
+        session = (
+            Session.objects.select_for_update()
+            .filter(project=project, external_id=parsed.external_id)
+            .first()
+        )
+    if session is not None:
+        if session.deleted_at is not None:
+            raise CaptureError(
+                f"session {session.public_id} (external id {parsed.external_id!r}) is in the "
+                "trash; restore it before capturing it again",
+                status=409,
+            )
+        session.project = project  # already known: saves a query in _store_messages
+        _update_fields(session, parsed)
+        result = CaptureResult(session=session, created=False)
+        _store_messages(result, parsed.messages, resend=True)
+        return result
+    session = _create_session(project, parsed)
+    result = CaptureResult(session=session, created=True)
+    _store_messages(result, parsed.messages, resend=False)
+    return result
+
+
+def _first_line(messages: list[ParsedMessage]) -> str:
+    for message in messages:
+        if message.role == "user" and message.content.strip():
+            line = message.content.strip().splitlines()[0]
+            return line[: TITLE_CHARS - 1] + "…" if len(line) > TITLE_CHARS else line
+    return ""
+
+
+def _session_fields(parsed: ParsedSession) -> dict:
+    timestamps = [m.timestamp for m in parsed.messages if m.timestamp is not None]
+    started = parsed.started_at or (min(timestamps) if timestamps else None) or timezone.now()
+    ended = parsed.ended_at or (max(timestamps) if timestamps else None)
+    metadata, _ = clean_json(parsed.metadata or {})
+    return {
+        "agent_name": parsed.agent_name or "agent",
+        "agent_persona": clean_text(parsed.agent_persona)[0][:100],
+        "workflow": parsed.workflow or "none",
+        "title": clean_text(parsed.title or _first_line(parsed.messages))[0][:300],
+        "user_name": clean_text(parsed.user_name)[0][:200],
+        "source_format": parsed.source_format or SourceFormat.API,
+        "status": parsed.status or SessionStatus.COMPLETED,
+        "started_at": started,
+        "ended_at": ended,
+        "topics": [t.strip()[:64] for t in parsed.topics if t and t.strip()],
+        "artifacts": [a.strip()[:500] for a in parsed.artifacts if a and a.strip()],
+        "metadata": metadata,
+    }
+
+
+def _create_session(project: Project, parsed: ParsedSession) -> Session:
+    fields = _session_fields(parsed)
+    for _attempt in range(5):
+        session = Session(
+            team_id=project.team_id,
+            project=project,
+            external_id=parsed.external_id,
+            public_id=new_public_id(fields["agent_name"], fields["started_at"]),
+            **fields,
+        )
+        try:
+            with transaction.atomic():
+                session.save(force_insert=True)
+            return session
+        except IntegrityError as exc:
+            if "session_project_external_uniq" in str(exc):
+                # Another request created it a moment ago: use theirs.
+                return Session.objects.select_for_update().get(
+                    project=project, external_id=parsed.external_id
+                )
+            if "session_public_id_uniq" not in str(exc):
+                raise
+    raise CaptureError("could not allocate a unique session id; try again", status=503)
+
+
+def _update_fields(session: Session, parsed: ParsedSession) -> None:
+    """A re-sent session updates what it says again (status at exit, end time, …)."""
+    fields = _session_fields(parsed)
+    changed = []
+    for name in ("agent_persona", "title", "user_name", "status"):
+        if getattr(parsed, name) and fields[name] != getattr(session, name):
+            setattr(session, name, fields[name])
+            changed.append(name)
+    if parsed.workflow and fields["workflow"] != session.workflow:
+        session.workflow = fields["workflow"]
+        changed.append("workflow")
+    if fields["ended_at"] and (session.ended_at is None or fields["ended_at"] > session.ended_at):
+        session.ended_at = fields["ended_at"]
+        changed.append("ended_at")
+    for name in ("topics", "artifacts"):
+        merged = list(dict.fromkeys([*getattr(session, name), *fields[name]]))
+        if merged != getattr(session, name):
+            setattr(session, name, merged)
+            changed.append(name)
+    if fields["metadata"]:
+        merged = {**session.metadata, **fields["metadata"]}
+        if merged != session.metadata:
+            session.metadata = merged
+            changed.append("metadata")
+    if changed:
+        session.save(update_fields=[*changed, "updated_at"])
+
+
+def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, resend: bool) -> None:
+    session = result.session
+    project = session.project
+    if not result.created and messages:
+        existing = Message.objects.filter(session=session)
+        stored_count = existing.count() if resend else 0
+        wanted_ids = {m.client_id for m in messages if m.client_id}
+        known_ids = (
+            set(existing.filter(client_id__in=wanted_ids).values_list("client_id", flat=True))
+            if wanted_ids
+            else set()
+        )
+        next_seq = (existing.aggregate(top=Max("seq"))["top"] or -1) + 1
+    else:
+        stored_count, known_ids, next_seq = 0, set(), 0
+
+    fresh: list[ParsedMessage] = []
+    seen_ids: set[str] = set()
+    for position, message in enumerate(messages):
+        if message.client_id:
+            if message.client_id in known_ids or message.client_id in seen_ids:
+                result.duplicates += 1
+                continue
+            seen_ids.add(message.client_id)
+        elif position < stored_count:
+            result.duplicates += 1  # a re-sent whole session: already stored by position
+            continue
+        fresh.append(message)
+    if not fresh:
+        return
+
+    rows = []
+    for message in fresh:
+        content, nul_removed = clean_text(message.content)
+        metadata, nul_in_metadata = clean_json(message.metadata or {})
+        if project.redact_secrets:
+            content, hidden = redact(content)
+            metadata, hidden_in_metadata = redact_json(metadata)
+            result.redactions += hidden + hidden_in_metadata
+            if hidden or hidden_in_metadata:
+                metadata = {**metadata, "redactions": hidden + hidden_in_metadata}
+        if nul_removed or nul_in_metadata:
+            metadata = {**metadata, "nul_characters_removed": nul_removed + nul_in_metadata}
+        rows.append(
+            Message(
+                team_id=session.team_id,
+                session=session,
+                seq=next_seq + len(rows),
+                client_id=message.client_id[:255],
+                role=message.role,
+                author=clean_text(message.author)[0][:200],
+                content=content,
+                tool_name=message.tool_name[:200],
+                tool_call_id=message.tool_call_id[:255],
+                timestamp=message.timestamp,
+                metadata=metadata,
+            )
+        )
+    added_bytes = sum(len(row.content.encode()) for row in rows)
+    session_bytes = session.size_bytes + added_bytes
+    if session_bytes > project.session_quota_bytes:
+        raise QuotaExceeded(
+            session_bytes=session_bytes,
+            quota_bytes=project.session_quota_bytes,
+            project=project,
+            label=session.external_id or session.public_id,
+        )
+    for row, tokens in zip(rows, count_tokens([row.content for row in rows]), strict=True):
+        row.token_count = tokens
+    result.added = Message.objects.bulk_create(rows, batch_size=BULK_BATCH)
+
+    timestamps = [row.timestamp for row in rows if row.timestamp is not None]
+    updates = {
+        "message_count": F("message_count") + len(rows),
+        "size_bytes": F("size_bytes") + added_bytes,
+        "updated_at": timezone.now(),
+        "enrichment_status": "pending",
+    }
+    if timestamps and (session.ended_at is None or max(timestamps) > session.ended_at):
+        updates["ended_at"] = max(timestamps)
+    Session.objects.filter(pk=session.pk).update(**updates)
+    session.refresh_from_db(
+        fields=["message_count", "size_bytes", "ended_at", "updated_at", "enrichment_status"]
+    )
+
+
+def _after_commit(results: list[CaptureResult]) -> None:
+    """Hand new work to the background pipeline once the rows are committed."""
+    for result in results:
+        if result.added:
+            logger.info(
+                "captured %s: %d new message(s)%s%s",
+                result.session.public_id,
+                len(result.added),
+                f", {result.duplicates} duplicate(s) skipped" if result.duplicates else "",
+                f", {result.redactions} secret(s) redacted" if result.redactions else "",
+            )

@@ -1,0 +1,90 @@
+"""Forgetting, reversibly: soft delete into the trash, restore, and purge (seed 001 §5, §8).
+
+State changes are conditional updates that check the row count, so two people deleting the
+same session at once cannot both "win", and deleting what is already deleted is reported,
+not repeated.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from sessions.models import Session
+
+logger = logging.getLogger(__name__)
+
+
+class LifecycleConflict(Exception):
+    """The session is not in the state the action needs (e.g. already in the trash)."""
+
+
+def recovery_deadline(session: Session):
+    if session.deleted_at is None:
+        return None
+    return session.deleted_at + timedelta(days=session.project.trash_days)
+
+
+def soft_delete(session: Session, *, by=None, reason: str = "") -> Session:
+    changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=True).update(
+        deleted_at=timezone.now(),
+        deleted_by=by if getattr(by, "pk", None) else None,
+        delete_reason=reason[:500],
+    )
+    session.refresh_from_db(fields=["deleted_at", "deleted_by", "delete_reason"])
+    if not changed:
+        raise LifecycleConflict(
+            f"session {session.public_id} is already in the trash (since "
+            f"{session.deleted_at:%Y-%m-%d %H:%M} UTC, restorable until "
+            f"{recovery_deadline(session):%Y-%m-%d})"
+        )
+    logger.info("session %s moved to the trash by %s", session.public_id, by or "an agent")
+    return session
+
+
+def restore(session: Session) -> Session:
+    changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=False).update(
+        deleted_at=None, deleted_by=None, delete_reason=""
+    )
+    if not changed:
+        raise LifecycleConflict(f"session {session.public_id} is not in the trash")
+    session.refresh_from_db(fields=["deleted_at", "deleted_by", "delete_reason"])
+    logger.info("session %s restored from the trash", session.public_id)
+    return session
+
+
+def purge(session: Session) -> None:
+    """Delete for good a session that is in the trash (messages, vectors, entities with it)."""
+    with transaction.atomic():
+        deleted, _ = Session.objects.filter(pk=session.pk, deleted_at__isnull=False).delete()
+    if not deleted:
+        raise LifecycleConflict(
+            f"session {session.public_id} is not in the trash; delete it before purging"
+        )
+    logger.info("session %s purged", session.public_id)
+
+
+def purge_expired(now=None) -> int:
+    """Purge every trashed session past its project's recovery window; returns how many."""
+    now = now or timezone.now()
+    expired = [
+        session.pk
+        for session in Session.objects.in_trash()
+        .select_related("project")
+        .only("pk", "deleted_at", "project__trash_days")
+        if session.deleted_at + timedelta(days=session.project.trash_days) <= now
+    ]
+    purged = 0
+    for start in range(0, len(expired), 500):
+        with transaction.atomic():
+            purged += (
+                Session.objects.filter(
+                    pk__in=expired[start : start + 500], deleted_at__isnull=False
+                )
+                .delete()[1]
+                .get("agent_sessions.Session", 0)
+            )
+    return purged

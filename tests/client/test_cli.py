@@ -1,0 +1,91 @@
+"""The `memoryapp` command against a live server: uploads, the Claude Code hook, errors."""
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memoryapp_client import MemoryClient, MemoryError
+from memoryapp_client.cli import main
+from sessions.models import Session
+from teams.models import ApiToken
+from tests.conftest import REPO_ROOT
+
+
+@pytest.fixture
+def token(project):
+    return ApiToken.issue(project, name="cli")[1]
+
+
+@pytest.fixture
+def cli_env(monkeypatch, live_server, token):
+    monkeypatch.setenv("MEMORYAPP_URL", live_server.url)
+    monkeypatch.setenv("MEMORYAPP_TOKEN", token)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_capture_uploads_files_and_folders(cli_env, shared_dir, capsys):
+    assert main(["capture", str(shared_dir / "samples" / "claude_code")]) == 0
+    out = capsys.readouterr().out
+    assert "agentic-wallet.jsonl: 1 session(s)" in out
+    assert "raze.jsonl: 1 session(s)" in out
+    assert Session.objects.filter(source_format="claude_code").count() == 2
+    # Again: nothing new.
+    assert main(["capture", str(shared_dir / "samples" / "claude_code" / "raze.jsonl")]) == 0
+    assert "0 new message(s)" in capsys.readouterr().out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_works_as_a_claude_code_session_end_hook(cli_env, shared_dir, monkeypatch, capsys):
+    transcript = shared_dir / "samples" / "claude_code" / "agentic-wallet.jsonl"
+    hook_input = {
+        "session_id": "abc",
+        "transcript_path": str(transcript),
+        "hook_event_name": "SessionEnd",
+        "reason": "exit",
+    }
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(hook_input)))
+    assert main(["capture", "--hook"]) == 0
+    assert Session.objects.filter(source_format="claude_code").count() == 1
+    assert "1 session(s)" in capsys.readouterr().out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_hook_never_fails_the_agent_even_when_the_server_says_no(
+    live_server, monkeypatch, capsys, tmp_path
+):
+    monkeypatch.setenv("MEMORYAPP_URL", live_server.url)
+    monkeypatch.setenv("MEMORYAPP_TOKEN", "mem_wrong")
+    broken = tmp_path / "t.jsonl"
+    broken.write_text("{}\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"transcript_path": str(broken)})))
+    assert main(["capture", "--hook"]) == 0
+    assert "HTTP 401" in capsys.readouterr().err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_client_reports_server_errors_with_their_detail(cli_env):
+    client = MemoryClient()
+    with pytest.raises(MemoryError) as caught:
+        client.import_bytes(b"{not json", format="claude_code")
+    assert caught.value.status == 400
+    assert "line 1" in str(caught.value)
+
+
+def test_without_a_token_it_says_how_to_make_one(monkeypatch):
+    monkeypatch.delenv("MEMORYAPP_TOKEN", raising=False)
+    with pytest.raises(MemoryError, match="create_api_token"):
+        MemoryClient()
+
+
+def test_the_console_script_has_helpful_help():
+    result = subprocess.run(
+        [sys.executable, "-m", "memoryapp_client.cli", "capture", "--help"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "--hook" in result.stdout and "SessionEnd" in result.stdout
