@@ -326,6 +326,7 @@ def uses_embedded_redis() -> bool:
 
 def start_needed() -> Started:
     started = Started()
+    register_user()
     if uses_embedded_postgres() or uses_embedded_redis():
         ensure_secret_key_file()
     if uses_embedded_postgres():
@@ -340,11 +341,55 @@ def start_needed() -> Started:
     return started
 
 
+@contextlib.contextmanager
+def _users():
+    """The pids of live processes using the embedded servers (var/embedded-users), locked."""
+    import fcntl
+    import json
+
+    path = var_dir() / "embedded-users"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.seek(0)
+        try:
+            pids = [pid for pid in json.loads(fh.read() or "[]") if _alive(pid)]
+        except ValueError:
+            pids = []
+        yield pids
+        fh.seek(0)
+        fh.truncate()
+        fh.write(json.dumps(pids))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def register_user() -> None:
+    """Note that this process uses the servers, so another one does not stop them under it."""
+    with _users() as pids:
+        if os.getpid() not in pids:
+            pids.append(os.getpid())
+
+
 def stop_started(started: Started) -> None:
-    if started.redis:
-        stop_redis()
-    if started.postgres:
-        stop_postgres()
+    """Stop what ``started`` says this process started, unless another process still uses it."""
+    with _users() as pids:
+        if os.getpid() in pids:
+            pids.remove(os.getpid())
+        if pids:
+            return  # someone else (another `make test`, `make run`) still needs them
+        if started.redis:
+            stop_redis()
+        if started.postgres:
+            stop_postgres()
 
 
 def _status_lines() -> list[str]:

@@ -48,7 +48,9 @@ def check_broker() -> dict:
 
 def check_workers() -> dict:
     try:
-        replies = celery_app.control.ping(timeout=WORKER_PING_TIMEOUT) or []
+        # A fresh connection: a pooled one may be dead since a Redis restart.
+        with celery_app.connection_for_write() as conn:
+            replies = celery_app.control.ping(timeout=WORKER_PING_TIMEOUT, connection=conn) or []
     except Exception as exc:
         return {"ok": False, "count": 0, "error": f"{exc.__class__.__name__}: {exc}".strip()}
     names = sorted(name for reply in replies for name in reply)

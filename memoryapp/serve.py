@@ -163,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
 
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # Each worker process embeds with its share of the cores, not all of them at once.
+    cores = os.cpu_count() or 1
+    env.setdefault("EMBEDDING_THREADS", str(max(1, cores // args.worker_concurrency)))
     python = sys.executable
     bin_dir = os.path.dirname(python)
     children = [

@@ -128,7 +128,6 @@ CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULE: dict = {}
 CELERY_TIMEZONE = "UTC"
 
 # --- Auth -----------------------------------------------------------------------------
@@ -186,6 +185,34 @@ STORAGES = {
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "auto")
+# torch threads per process (0: torch's default, all cores). With several worker processes
+# on few cores, 1 each avoids them fighting over the same cores.
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
+# Enrichment pipeline (sessions/pipeline.py).
+EMBED_BATCH_MESSAGES = env_int("EMBED_BATCH_MESSAGES", 256, minimum=1)
+ENRICHMENT_MAX_ATTEMPTS = env_int("ENRICHMENT_MAX_ATTEMPTS", 5, minimum=1)
+SESSION_ENRICH_DELAY_SECONDS = env_int("SESSION_ENRICH_DELAY_SECONDS", 5, minimum=0)
+SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 60, minimum=5)
+# Optional OpenAI-compatible summaries; off unless a URL is set. Failures fall back to the
+# extractive summary.
+SUMMARY_LLM_URL = env_str("SUMMARY_LLM_URL", "")
+SUMMARY_LLM_MODEL = env_str("SUMMARY_LLM_MODEL", "")
+SUMMARY_LLM_API_KEY = env_str("SUMMARY_LLM_API_KEY", "")
+
+CELERY_BEAT_SCHEDULE = {
+    # Re-enqueue enrichment left pending (broker or worker outage, crashed task).
+    "sweep-enrichment": {
+        "task": "sessions.tasks.sweep",
+        "schedule": SWEEP_INTERVAL_SECONDS,
+        "options": {"expires": SWEEP_INTERVAL_SECONDS},
+    },
+    # Purge sessions whose trash recovery window has passed.
+    "purge-trash": {
+        "task": "sessions.tasks.purge_trash",
+        "schedule": 3600,
+        "options": {"expires": 3600},
+    },
+}
 
 # --- Logging --------------------------------------------------------------------------
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()

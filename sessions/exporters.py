@@ -137,7 +137,7 @@ def message_data(message: Any) -> dict[str, Any]:
 
 
 def _json(value: Any, *, indent: int | None = None) -> str:
-    return json.dumps(value, ensure_ascii=True, indent=indent)
+    return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
 def _iter_json(session: Any, messages: Iterable[Any]) -> Iterator[bytes]:
@@ -173,11 +173,17 @@ class _Dumper(yaml.SafeDumper):
     """Safe dumper writing multi-line strings as literal blocks."""
 
 
+_UNICODE_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    # U+0085 inside a block scalar is read back as a line break, so such a string is quoted;
-    # PyYAML itself falls back to quoting when a block cannot hold the text (trailing spaces,
-    # tabs, "\r", control characters).
-    if "\n" in value and not any(ch in value for ch in "\x85\u2028\u2029"):
+    # PyYAML writes U+0085/U+2028/U+2029 raw in block and single-quoted scalars, where they
+    # read back as line breaks (or fold into spaces): such strings are double-quoted, which
+    # escapes them. Otherwise PyYAML itself falls back from "|" to quoting when a block cannot
+    # hold the text (trailing spaces, tabs, "\r", control characters).
+    if any(ch in value for ch in _UNICODE_BREAKS):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 

@@ -155,6 +155,9 @@ class Session(Enrichable):
     summary = models.TextField(blank=True)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True)
+    enriched_through_seq = models.IntegerField(
+        default=-1, help_text="Messages up to this seq are in the summary and entities."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Seed 001 §7 decay inputs.

@@ -140,7 +140,8 @@ _KEY_WORDS = (
 _SECRET_KEY_NAME = re.compile(rf"[\w.-]*?{_KEY_WORDS}(?:[_-]?key)?", re.IGNORECASE)
 
 _ASSIGNMENT = re.compile(
-    r"(?<![\w.$-])"  # the key starts at the start of a token (and is not a $VARIABLE)
+    # The key starts at the start of a token: one attempt per token keeps this linear.
+    r"(?<![\w.-])"
     r"(?P<q>\\?[\"']?)"
     rf"(?P<key>[\w.-]*?{_KEY_WORDS}(?:[_-]?key)?)"
     r"(?P=q)"

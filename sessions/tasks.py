@@ -1,25 +1,105 @@
-"""Celery tasks of the sessions app. Ids in, JSON out; each re-reads its rows and is idempotent."""
+"""Celery tasks of the sessions app. JSON only, ids (or nothing) in; each is idempotent.
+
+The enrichment tasks pull their work from the database (see ``sessions/pipeline.py``): a task
+message only says "there is work". ``poke_enrichment`` sends one after a capture commits,
+at most once a second; the beat ``sweep`` sends one every minute whatever happened, so work
+left behind by a lost message, a dead worker or a Redis outage is picked up again.
+"""
 
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
 from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 
-from sessions.models import Message, Session
+from sessions import pipeline
+from sessions.models import EnrichmentStatus, Message, Session
+from sessions.services.lifecycle import purge_expired
 
 logger = logging.getLogger(__name__)
 
+# A task stops claiming new batches after this long and hands over to a fresh task, so one
+# task never holds a worker for ever and beat/other tasks get a turn.
+TASK_BUDGET_SECONDS = 60
+POKE_KEY = "memoryapp:enrichment-poke"
+POKE_EVERY_MS = 1000
 
-@shared_task(
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_jitter=True,
-    max_retries=5,
-    acks_late=True,  # idempotent: running it twice gives the same numbers
-)
+RETRYING = {
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
+
+
+@shared_task(**RETRYING)
+def embed_pending() -> int:
+    """Embed pending messages batch after batch; hand over to a new task after the budget."""
+    started, total = time.monotonic(), 0
+    while time.monotonic() - started < TASK_BUDGET_SECONDS:
+        claimed = pipeline.embed_pending_messages()
+        total += claimed
+        if not claimed:
+            enrich_sessions.delay()
+            return total
+    embed_pending.delay()  # more to do: continue in a fresh task
+    return total
+
+
+@shared_task(**RETRYING)
+def enrich_sessions() -> int:
+    started, total = time.monotonic(), 0
+    while time.monotonic() - started < TASK_BUDGET_SECONDS:
+        done = pipeline.enrich_pending_sessions(limit=10)
+        total += done
+        if done < 10:
+            break
+    else:
+        enrich_sessions.delay()
+    return total
+
+
+@shared_task(ignore_result=True)
+def sweep() -> dict:
+    """Beat, every minute: failed work with attempts left back to pending, and a poke."""
+    requeued = pipeline.requeue_failed()
+    pending_messages = Message.objects.filter(enrichment_status=EnrichmentStatus.PENDING).exists()
+    pending_sessions = Session.objects.filter(enrichment_status=EnrichmentStatus.PENDING).exists()
+    if pending_messages:
+        embed_pending.delay()
+    elif pending_sessions:
+        enrich_sessions.delay()
+    if requeued:
+        logger.info("sweeper re-queued %d failed item(s)", requeued)
+    return {"requeued": requeued, "messages": pending_messages, "sessions": pending_sessions}
+
+
+@shared_task(ignore_result=True)
+def purge_trash() -> int:
+    purged = purge_expired()
+    if purged:
+        logger.info("purged %d session(s) past their trash window", purged)
+    return purged
+
+
+def poke_enrichment() -> None:
+    """Ask a worker to look for pending work (after a capture commits). Never raises: if the
+    broker is down, the capture still stands and the sweeper pokes later."""
+    from memoryapp.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            client = conn.default_channel.client
+            if client.set(POKE_KEY, 1, nx=True, px=POKE_EVERY_MS):
+                embed_pending.apply_async(connection=conn)
+    except Exception as exc:  # broker down: the data is safe in PostgreSQL
+        logger.warning("could not enqueue enrichment (%s); the sweeper will retry", exc)
+
+
+@shared_task(acks_late=True, **RETRYING)
 def refresh_session_stats(session_id: int) -> dict | None:
     """Recount a session's messages and bytes from its rows (after appends or deletions)."""
     stats = Message.objects.filter(session_id=session_id).aggregate(

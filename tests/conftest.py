@@ -86,8 +86,12 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"worker exited early; see {self.log_path}")
-            if celery_app.control.ping(destination=[self.hostname], timeout=0.5):
-                return
+            # A fresh connection each time: pooled ones die with a Redis restart.
+            with celery_app.connection_for_write() as conn:
+                if celery_app.control.ping(
+                    destination=[self.hostname], timeout=0.5, connection=conn
+                ):
+                    return
         raise RuntimeError(f"worker did not answer a ping in {timeout} s; see {self.log_path}")
 
     def stop(self, timeout: float = 30) -> None:
@@ -105,10 +109,11 @@ def purge_test_queue() -> None:
         conn.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def celery_worker_process(django_db_setup, django_db_blocker):
-    """One real worker for the whole run. Tests using it need committed data:
-    mark them ``@pytest.mark.django_db(transaction=True)``."""
+    """A real worker for the tests of one module (stopped after it, so that tests that start
+    and kill workers of their own have the queue to themselves). Tests using it need
+    committed data: mark them ``@pytest.mark.django_db(transaction=True)``."""
     purge_test_queue()
     worker = WorkerProcess(TEST_OUTPUT / "celery-worker.log")
     worker.start()

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from sessions.api.views import EventsView, ImportView, SessionViewSet
+from sessions.api.views import EventsView, ImportView, PipelineView, SessionViewSet
 
 router = SimpleRouter(trailing_slash=False)
 router.register("sessions", SessionViewSet, basename="session")
@@ -9,5 +9,6 @@ router.register("sessions", SessionViewSet, basename="session")
 urlpatterns = [
     path("import", ImportView.as_view(), name="import"),
     path("events", EventsView.as_view(), name="events"),
+    path("pipeline", PipelineView.as_view(), name="pipeline"),
     *router.urls,
 ]

@@ -27,6 +27,7 @@ from sessions.exporters import iter_export
 from sessions.importers import FORMATS, parse
 from sessions.importers.base import ImportFormatError
 from sessions.models import Message, Session
+from sessions.pipeline import broker_queue_depth, pipeline_state
 from sessions.services.capture import CaptureError, capture_session, capture_sessions
 from sessions.services.capture import append_messages as append_to_session
 from sessions.services.lifecycle import LifecycleConflict, purge, restore, soft_delete
@@ -311,3 +312,22 @@ class EventsView(ScopedAPIView):
         return Response(
             import_results_body("ndjson_events", results), status=status.HTTP_201_CREATED
         )
+
+
+class PipelineView(ScopedAPIView):
+    """GET /api/v1/pipeline — the enrichment backlog of the caller's teams."""
+
+    @extend_schema(
+        responses=inline_serializer(
+            "PipelineState",
+            {
+                "queue_depth": serializers.IntegerField(allow_null=True),
+                "messages": serializers.DictField(child=serializers.IntegerField()),
+                "sessions": serializers.DictField(child=serializers.IntegerField()),
+            },
+        )
+    )
+    def get(self, request):
+        state = pipeline_state(team_ids=self.access.team_ids())
+        state["queue_depth"] = broker_queue_depth()
+        return Response(state)

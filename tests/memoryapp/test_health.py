@@ -21,7 +21,7 @@ def test_healthy_when_database_broker_and_a_worker_are_up(client, celery_worker_
 
 
 def test_unavailable_when_no_worker_answers(client, monkeypatch):
-    monkeypatch.setattr(health.celery_app.control, "ping", lambda timeout: [])
+    monkeypatch.setattr(health.celery_app.control, "ping", lambda **kwargs: [])
     response = client.get("/healthz")
     assert response.status_code == 503
     body = response.json()

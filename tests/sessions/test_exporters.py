@@ -277,14 +277,19 @@ TRICKY = [
     "trailing spaces  \nsecond",
     "tab\tinside\nsecond",
     "windows\r\nline endings",
-    "next\x85line\nsecond",  # U+0085 in a literal block would load back as a line break
+    # PyYAML writes these raw in "|" and '...' scalars, where they read back as breaks.
+    "next\x85line\nsecond",
+    "next\x85line, one line",
     "line\u2028separator\nsecond",
+    "line\u2028separator, one line",
     "para\u2029graph\nsecond",
     "---\n...\n",
     "key: value\n- item\n# comment",
     "null\ntrue",
     "😀\nمرحبا\nשלום",
     "NUL-free but \x07 bell\nsecond",
+    "long " * 400,
+    ("a long line " * 60).strip() + "\nnext",
 ]
 
 

@@ -125,6 +125,7 @@ POSITIVE = [
     ("requests.get(url, token=abc123def)", "requests.get(url, token=[REDACTED:token])"),
     ("refresh_token => 'r1-abc'", "refresh_token => '[REDACTED:token]'"),
     ("apiKey: `live-123-key`", "apiKey: `[REDACTED:api_key]`"),
+    ('$password = "hunter2";', '$password = "[REDACTED:password]";'),
     (
         'cat .env -> {\\"password\\": \\"hunter2\\"}',
         'cat .env -> {\\"password\\": \\"[REDACTED:password]\\"}',
@@ -148,6 +149,7 @@ NEGATIVE = [
     "the secret: the answer is 42",
     "Bearer tokens are sent in the Authorization header",
     "AKIA is the prefix of AWS access keys",
+    "QWERTYAKIAIOSFODNN7EXAMPLE",
     "eyJhbGciOiJIUzI1NiJ9 is only a JWT header",
     "Use scikit-learn (sk-learn-compatible-estimator-wrapper)",
     "task-1234567890abcdefghijklmnop",
@@ -168,6 +170,9 @@ NEGATIVE = [
     "def login(password: str = None):",
     "api_key: Optional[str] = None",
     "password_hash = make_password(raw)",
+    "password = new_password",
+    "token = refresh_token",
+    "secret: classified",
     "max_tokens=1024",
     '"input_tokens": 12, "output_tokens": 5',
     "token_count = 5",
@@ -187,6 +192,7 @@ NEGATIVE = [
     "Authorization: Bearer $TOKEN",
     "Authorization: Bearer <token>",
     "Authorization: Bearer YOUR_ACCESS_TOKEN",
+    "Authorization: Bearer ACCESS_TOKEN",
     "postgres://user:${DB_PASSWORD}@db/app",
     # URLs without a password
     "ssh://git@github.com/org/repo.git",
@@ -338,5 +344,6 @@ def test_five_megabytes_in_linear_time():
     ],
 )
 def test_adversarial_input_stays_linear(unit):
-    text = unit * (2_000_000 // len(unit))
+    # The "=1" makes the assignment rule run over the whole (single-line) text.
+    text = unit * (2_000_000 // len(unit)) + "=1"
     assert _seconds(text) < 10

@@ -1,0 +1,259 @@
+"""Enrichment throughput: raw model vs. the pipeline, freshness under load, worker memory.
+
+In one run, on the same texts (LoCoMo turns, "<speaker>: <text>", ~130 characters):
+
+1. raw model throughput: ``SentenceTransformer.encode`` in this process, best of a few
+   batch sizes / thread counts (texts per second);
+2. pipeline throughput: N messages captured (already stored), then real Celery worker
+   processes embed them through Redis; "stored → embedded" messages per second; the ratio
+   to (1) is the pipeline's efficiency;
+3. freshness: captures at a steady rate (default 50 messages/s) while the workers run;
+   p50/p95 of the time from commit to "vector-searchable" (its chunk row committed);
+4. peak RSS per worker process (from /proc, children included).
+
+    .venv/bin/python bench/pipeline.py [--messages 20000] [--workers 2] [--rate 50]
+
+Starts its own embedded PostgreSQL and Redis in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED = REPO_ROOT.parent / "shared"
+
+
+def locomo_texts() -> list[str]:
+    data = json.loads((SHARED / "data" / "locomo" / "locomo10.json").read_text())
+    return [
+        f"{t['speaker']}: {t['text']}"
+        for conversation in data
+        for key, turns in conversation["conversation"].items()
+        if key.startswith("session_") and isinstance(turns, list)
+        for t in turns
+    ]
+
+
+def raw_throughput(texts: list[str]) -> tuple[float, str]:
+    import torch
+
+    from sessions.embedding import get_model
+
+    model = get_model()
+    sample = texts[:2000]
+    model.encode(sample[:64])  # warm-up
+    best, best_config = 0.0, ""
+    for threads in sorted({1, os.cpu_count() or 1}):
+        torch.set_num_threads(threads)
+        for batch in (32, 64, 128):
+            started = time.perf_counter()
+            model.encode(sample, batch_size=batch, normalize_embeddings=True)
+            rate = len(sample) / (time.perf_counter() - started)
+            if rate > best:
+                best, best_config = rate, f"batch {batch}, {threads} thread(s)"
+    return best, best_config
+
+
+def start_workers(count: int, env: dict, log_dir: Path) -> list[subprocess.Popen]:
+    workers = []
+    for i in range(count):
+        log = (log_dir / f"worker-{i}.log").open("wb")
+        workers.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "memoryapp",
+                    "worker",
+                    "--concurrency",
+                    "1",
+                    "--hostname",
+                    f"bench{i}@%h",
+                    "--loglevel",
+                    "INFO",
+                    "--without-gossip",
+                    "--without-mingle",
+                ],
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
+    return workers
+
+
+def peak_rss_sampler(workers, stop: threading.Event, peaks: dict):
+    while not stop.is_set():
+        for w in workers:
+            try:
+                proc = psutil.Process(w.pid)
+                for p in [proc, *proc.children(recursive=True)]:
+                    peaks[p.pid] = max(peaks.get(p.pid, 0), p.memory_info().rss)
+            except psutil.NoSuchProcess:
+                pass
+        stop.wait(0.5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--messages", type=int, default=20000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rate", type=float, default=50.0, help="messages/s for freshness")
+    parser.add_argument("--freshness-seconds", type=float, default=60.0)
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="memoryapp-bench-"))
+    os.environ.update(
+        MEMORYAPP_VAR_DIR=str(tmp / "var"),
+        DJANGO_SETTINGS_MODULE="memoryapp.settings",
+        EMBEDDING_THREADS=os.environ.get("EMBEDDING_THREADS", "1"),
+    )
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.pop("REDIS_URL", None)
+    sys.path.insert(0, str(REPO_ROOT))
+    from memoryapp import embedded
+
+    started = embedded.start_needed()
+    try:
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=REPO_ROOT, check=True
+        )
+        import django
+
+        django.setup()
+        from django.db import connection
+
+        from sessions.importers.base import ParsedMessage, ParsedSession
+        from sessions.models import Message, MessageChunk
+        from sessions.services.capture import capture_session
+        from teams.services import ensure_team_and_project
+
+        texts = locomo_texts()
+        raw, raw_config = raw_throughput(texts)
+        print(f"raw model: {raw:,.0f} texts/s ({raw_config})", flush=True)
+
+        _, project, _ = ensure_team_and_project("bench", "bench")
+        per_session = 1000
+        for s in range(args.messages // per_session):
+            capture_session(
+                project,
+                ParsedSession(
+                    source_format="api",
+                    agent_name="bench",
+                    messages=[
+                        ParsedMessage(
+                            role="user", content=texts[(s * per_session + i) % len(texts)]
+                        )
+                        for i in range(per_session)
+                    ],
+                ),
+            )
+        connection.close()
+        total = Message.objects.count()
+        env = dict(os.environ)
+        workers = start_workers(args.workers, env, tmp)
+        stop, peaks = threading.Event(), {}
+        sampler = threading.Thread(target=peak_rss_sampler, args=(workers, stop, peaks))
+        sampler.start()
+        try:
+            from sessions.tasks import embed_pending
+
+            # Let every worker load its model before the clock starts.
+            time.sleep(1)
+            first = None
+            for _ in range(args.workers):
+                embed_pending.delay()
+            while Message.objects.filter(enrichment_status="pending").exists():
+                if first is None and MessageChunk.objects.exists():
+                    first = time.perf_counter()
+                    first_count = Message.objects.filter(enrichment_status="done").count()
+                time.sleep(0.5)
+            elapsed = time.perf_counter() - first
+            pipeline_rate = (total - first_count) / elapsed
+            print(
+                f"pipeline: {pipeline_rate:,.0f} messages/s over {total - first_count:,} "
+                f"messages with {args.workers} worker(s)",
+                flush=True,
+            )
+
+            # Freshness under steady capture.
+            latencies, seq = [], 0
+            interval = 10 / args.rate  # capture in groups of 10
+            deadline = time.perf_counter() + args.freshness_seconds
+            tracked = []
+            while time.perf_counter() < deadline:
+                tick = time.perf_counter()
+                result = capture_session(
+                    project,
+                    ParsedSession(
+                        source_format="api",
+                        agent_name="fresh",
+                        messages=[
+                            ParsedMessage(role="user", content=texts[(seq + i) % len(texts)])
+                            for i in range(10)
+                        ],
+                    ),
+                )
+                committed = time.perf_counter()
+                tracked.append((committed, [m.id for m in result.added]))
+                seq += 10
+                time.sleep(max(0.0, interval - (time.perf_counter() - tick)))
+            pending = {mid: t for t, ids in tracked for mid in ids}
+            while pending:
+                now = time.perf_counter()
+                done = set(
+                    MessageChunk.objects.filter(message_id__in=list(pending)).values_list(
+                        "message_id", flat=True
+                    )
+                )
+                for mid in done:
+                    latencies.append(now - pending.pop(mid))
+                if now - tracked[-1][0] > 300:
+                    break
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            sampler.join()
+            for w in workers:
+                w.send_signal(signal.SIGTERM)
+            for w in workers:
+                w.wait(60)
+        latencies.sort()
+        p50 = statistics.median(latencies)
+        p95 = latencies[int(0.95 * (len(latencies) - 1))]
+        peak = max(peaks.values()) / 1024**3
+        print()
+        print(f"raw model throughput        {raw:,.0f} texts/s ({raw_config})")
+        print(
+            f"pipeline stored→embedded    {pipeline_rate:,.0f} messages/s ({args.workers} workers)"
+        )
+        print(f"ratio pipeline / raw        {pipeline_rate / raw:.2f}")
+        print(
+            f"freshness at {args.rate:.0f} msg/s       p50 {p50:.2f} s, p95 {p95:.2f} s "
+            f"({len(latencies)} messages)"
+        )
+        print(f"peak RSS per worker process {peak:.2f} GiB")
+    finally:
+        embedded.stop_started(started)
+
+
+if __name__ == "__main__":
+    main()

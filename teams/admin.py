@@ -1,0 +1,92 @@
+"""Admin for teams, projects (quotas, retention, trash, privacy) and API tokens.
+
+Superusers see everything. A staff user who is not a superuser sees only the teams they
+administer (role admin or owner), here and in the sessions admin: another team's rows are
+not in the lists and their pages are 404.
+"""
+
+from django.contrib import admin, messages
+
+from teams.models import ApiToken, Membership, Project, Role, Team
+
+
+def administered_team_ids(user) -> list[int]:
+    return list(
+        Membership.objects.filter(user=user, role__in=[Role.ADMIN, Role.OWNER]).values_list(
+            "team_id", flat=True
+        )
+    )
+
+
+class TeamScopedAdmin(admin.ModelAdmin):
+    team_field = "team_id"
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(**{f"{self.team_field}__in": administered_team_ids(request.user)})
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Team)
+class TeamAdmin(TeamScopedAdmin):
+    team_field = "id"
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Project)
+class ProjectAdmin(TeamScopedAdmin):
+    list_display = [
+        "name",
+        "team",
+        "slug",
+        "session_quota_bytes",
+        "retention_days",
+        "trash_days",
+        "redact_secrets",
+    ]
+    list_filter = ["team", "redact_secrets"]
+    search_fields = ["name", "slug", "team__name"]
+    fieldsets = [
+        (None, {"fields": ["team", "name", "slug", "description"]}),
+        ("Quotas", {"fields": ["session_quota_bytes"]}),
+        ("Retention and lifecycle", {"fields": ["retention_days", "trash_days"]}),
+        ("Privacy", {"fields": ["redact_secrets"]}),
+    ]
+    actions = ["issue_token"]
+
+    @admin.action(description="Issue an API token (shown once)")
+    def issue_token(self, request, queryset):
+        for project in queryset:
+            _, raw = ApiToken.issue(project, name="admin", created_by=request.user)
+            self.message_user(
+                request,
+                f"Token for {project}: {raw} — copy it now, it is not shown again.",
+                messages.WARNING,
+            )
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(TeamScopedAdmin):
+    list_display = ["prefix", "name", "project", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    readonly_fields = ["team", "project", "prefix", "created_by", "created_at", "last_used_at"]
+    exclude = ["token_hash"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False  # issued from the project list (shown once), never typed in
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        revoked = sum(token.revoke() for token in queryset)
+        self.message_user(request, f"Revoked {revoked} token(s).")

@@ -1,0 +1,144 @@
+"""The enrichment pipeline with the real model: chunking, batched embedding, idempotence,
+failure isolation, recovery. (The kill-and-restart test is in test_pipeline_recovery.py.)"""
+
+import itertools
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from sessions import pipeline
+from sessions.chunking import CHUNK_TOKENS, chunk_message, header_for
+from sessions.embedding import embed, model_name
+from sessions.models import Message, MessageChunk
+from sessions.tokens import count_tokens
+from tests.factories import MessageFactory, SessionFactory
+
+pytestmark = pytest.mark.django_db
+
+FILLER = (
+    "The quarterly planning meeting covered hiring, the office move and the new coffee "
+    "machine, none of which matters for the search below. "
+)
+
+
+def test_short_messages_are_one_chunk_and_empty_ones_none():
+    assert chunk_message("") == []
+    assert chunk_message("   \n ") == []
+    [only] = chunk_message("Fix the login bug", header="user: ")
+    assert (only.index, only.char_start, only.char_end) == (0, 0, 17)
+    assert only.text == "user: Fix the login bug"
+
+
+def test_long_messages_are_cut_into_overlapping_chunks_that_cover_everything():
+    text = FILLER * 60 + "The deploy key lives in vault path secret/deploy."
+    chunks = chunk_message(text, header="assistant: ")
+    assert len(chunks) > 5
+    covered = np.zeros(len(text), dtype=bool)
+    for chunk in chunks:
+        covered[chunk.char_start : chunk.char_end] = True
+        assert count_tokens([chunk.text.removeprefix("assistant: ")])[0] <= CHUNK_TOKENS
+    assert covered[: len(text.rstrip())].all()
+    for before, after in itertools.pairwise(chunks):
+        assert after.char_start < before.char_end  # overlap: no sentence lost at a boundary
+    assert chunks[-1].text.endswith("secret/deploy.")
+
+
+def test_headers_say_who_spoke():
+    assert header_for("user") == "user: "
+    assert header_for("assistant", "Winston") == "Winston: "
+    assert header_for("assistant", "", "Bash") == "assistant (Bash): "
+    assert header_for("tool", "", "Bash") == "Bash output: "
+
+
+def test_embedding_pending_messages_makes_searchable_chunks_once():
+    session = SessionFactory()
+    needle = "The deploy key lives in vault path secret/deploy."
+    long_message = MessageFactory(session=session, seq=0, content=FILLER * 40 + needle)
+    short = MessageFactory(session=session, seq=1, content="Use OAuth2 with PKCE for the SPA.")
+    empty = MessageFactory(session=session, seq=2, content="")
+
+    assert pipeline.embed_pending_messages() == 3
+    for message in (long_message, short, empty):
+        message.refresh_from_db()
+        assert message.enrichment_status == "done"
+    assert MessageChunk.objects.filter(message=empty).count() == 0
+    assert MessageChunk.objects.filter(message=short).count() == 1
+    long_chunks = MessageChunk.objects.filter(message=long_message).count()
+    assert long_chunks == len(chunk_message(long_message.content))
+    assert set(MessageChunk.objects.values_list("model", flat=True)) == {model_name()}
+
+    # The end of the long message is findable by meaning, through its own chunk.
+    query = embed(["where is the deploy key stored?"])[0]
+    best = MessageChunk.objects.order_by(CosineDistance("embedding", query)).first()
+    assert best.message_id == long_message.id
+    assert "secret/deploy" in best.text
+
+    # Nothing pending: nothing done. Forced again: chunks replaced, not added.
+    assert pipeline.embed_pending_messages() == 0
+    Message.objects.update(enrichment_status="pending")
+    assert pipeline.embed_pending_messages() == 3
+    assert MessageChunk.objects.filter(message=long_message).count() == long_chunks
+    assert MessageChunk.objects.count() == long_chunks + 1
+
+
+def test_batches_span_sessions_and_respect_the_limit():
+    for s in range(3):
+        session = SessionFactory()
+        for i in range(4):
+            MessageFactory(session=session, seq=i, content=f"session {s} message {i}")
+    assert pipeline.embed_pending_messages(limit=5) == 5
+    assert pipeline.embed_pending_messages(limit=5) == 5
+    assert pipeline.embed_pending_messages(limit=5) == 2
+    assert MessageChunk.objects.values("session_id").distinct().count() == 3
+
+
+def test_a_message_the_model_chokes_on_fails_alone_with_a_reason(monkeypatch):
+    session = SessionFactory()
+    good = MessageFactory(session=session, seq=0, content="a perfectly normal message")
+    bad = MessageFactory(session=session, seq=1, content="POISON pill")
+    real_embed = pipeline.embed
+
+    def choking_embed(texts, **kwargs):
+        if any("POISON" in t for t in texts):
+            raise ValueError("cannot embed this text")
+        return real_embed(texts, **kwargs)
+
+    monkeypatch.setattr(pipeline, "embed", choking_embed)
+    assert pipeline.embed_pending_messages() == 2
+    good.refresh_from_db()
+    bad.refresh_from_db()
+    assert good.enrichment_status == "done"
+    assert bad.enrichment_status == "failed"
+    assert bad.enrichment_error == "ValueError: cannot embed this text"
+    assert bad.enrichment_attempts == 1
+    assert pipeline.pipeline_state()["messages"]["failed"] == 1
+
+    # The sweeper retries it after a backoff of 2^attempts minutes, not before.
+    assert pipeline.requeue_failed() == 0
+    assert pipeline.requeue_failed(now=timezone.now() + timedelta(minutes=3)) == 1
+    monkeypatch.setattr(pipeline, "embed", real_embed)
+    bad.refresh_from_db()
+    bad.content = "no longer poison"
+    bad.save()
+    assert pipeline.embed_pending_messages() == 1
+    bad.refresh_from_db()
+    assert bad.enrichment_status == "done"
+
+
+def test_junk_and_any_language_embed(monkeypatch):
+    session = SessionFactory()
+    texts = [
+        bytes(range(1, 256)).decode("latin-1") * 20,  # binary junk, as text
+        "مرحبا بالعالم، كيف حالك اليوم؟",
+        "日本語のテキストも検索できるべきです。",
+        "🔥" * 500,
+        "x" * 100_000,  # one long "word": many word pieces, many chunks
+    ]
+    for i, text in enumerate(texts):
+        MessageFactory(session=session, seq=i, content=text)
+    assert pipeline.embed_pending_messages() == len(texts)
+    assert not Message.objects.exclude(enrichment_status="done").exists()
+    assert MessageChunk.objects.filter(message__seq=4).count() > 10

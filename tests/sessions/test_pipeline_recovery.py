@@ -1,0 +1,99 @@
+"""Stop the worker and Redis in the middle of a large import, start them again: every
+message ends up embedded exactly once, nothing lost (issue: enrichment status and recovery)."""
+
+import os
+import signal
+import time
+
+import pytest
+from django.conf import settings
+from django.db.models import Count
+
+from memoryapp import embedded
+from memoryapp.celery import app as celery_app
+from sessions.chunking import chunk_message, header_for
+from sessions.importers.base import ParsedMessage, ParsedSession
+from sessions.models import Message, MessageChunk
+from sessions.services.capture import capture_session
+from sessions.tasks import sweep
+from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
+from tests.factories import ProjectFactory
+
+
+def wait_for(predicate, timeout, interval=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
+
+
+def capture(project, name, count):
+    messages = [
+        ParsedMessage(
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"{name} message {i}: we discussed the deploy pipeline and step {i} of it.",
+            client_id=f"{name}-{i}",
+        )
+        for i in range(count)
+    ]
+    return capture_session(
+        project,
+        ParsedSession(source_format="api", agent_name="bench", external_id=name, messages=messages),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(os.environ.get("REDIS_URL")), reason="stops the embedded Redis")
+@pytest.mark.django_db(transaction=True)
+def test_worker_killed_and_redis_stopped_mid_import_loses_nothing(django_db_setup):
+    project = ProjectFactory()
+    purge_test_queue()
+    worker = WorkerProcess(TEST_OUTPUT / "recovery-worker-1.log")
+    worker.start()
+    try:
+        for s in range(4):
+            capture(project, f"import-{s}", 500)
+        # Let it get going, then kill it without warning in the middle of the work.
+        assert wait_for(lambda: MessageChunk.objects.exists(), timeout=120)
+        worker.process.send_signal(signal.SIGKILL)
+        worker.process.wait()
+    finally:
+        worker.stop()
+    done_before = Message.objects.filter(enrichment_status="done").count()
+    assert 0 < done_before < 2000, "the kill should land in the middle of the import"
+
+    # Redis goes away too; capture still works (the poke fails quietly) and loses nothing.
+    embedded.stop_redis()
+    try:
+        result = capture(project, "while-redis-was-down", 300)
+        assert len(result.added) == 300
+    finally:
+        embedded.start_redis()
+
+    purge_test_queue()
+    worker = WorkerProcess(TEST_OUTPUT / "recovery-worker-2.log")
+    worker.start()
+    try:
+        # What beat does each minute (on a fresh connection: the pooled ones died with Redis).
+        with celery_app.connection_for_write() as conn:
+            sweep.apply_async(queue=settings.CELERY_TASK_DEFAULT_QUEUE, connection=conn)
+        assert wait_for(
+            lambda: not Message.objects.exclude(enrichment_status="done").exists(), timeout=600
+        ), f"still pending: {Message.objects.exclude(enrichment_status='done').count()}"
+    finally:
+        worker.stop()
+
+    assert Message.objects.count() == 2300
+    # Exactly once: each message has exactly the chunks its text makes, no more.
+    per_message = dict(
+        MessageChunk.objects.values_list("message_id")
+        .annotate(n=Count("id"))
+        .values_list("message_id", "n")
+    )
+    for message in Message.objects.all():
+        expected = len(
+            chunk_message(message.content, header=header_for(message.role, message.author))
+        )
+        assert per_message.get(message.id, 0) == expected
