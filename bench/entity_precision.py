@@ -7,7 +7,9 @@ many entities it found and some of them. Then it reads the hand-checked verdicts
 ``bench/entity_precision_checked.tsv`` (columns: sample, type, value, verdict, note; verdict
 ``correct`` or ``wrong``) and prints precision overall and per type over the checked
 entities the extractor still produces, and says which produced entities are not checked
-and which checked ones it no longer produces (so the figure is known to be stale).
+and which checked ones it no longer produces (so the figure is known to be stale). Last, it
+runs the extractor over LoCoMo's casual conversations (../shared/data/locomo), where any entity
+is a false positive.
 
     .venv/bin/python bench/entity_precision.py            # summary and precision
     .venv/bin/python bench/entity_precision.py --dump     # every entity, TSV, with context
@@ -19,7 +21,7 @@ A sample is named ``<folder>/<file>#<session index>``.
 from __future__ import annotations
 
 import argparse
-import csv
+import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -27,10 +29,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from sessions.entities import TYPES, Extracted, extract_session  # noqa: E402
+from sessions.entities import TYPES, Extracted, extract_from_text, extract_session  # noqa: E402
 from sessions.importers import parse_path  # noqa: E402
 
 SAMPLES = REPO_ROOT.parent / "shared" / "samples"
+LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 CHECKED = Path(__file__).resolve().parent / "entity_precision_checked.tsv"
 PATTERNS = ("claude_code/*.jsonl", "codex/*.jsonl", "aider/*.chat.history.md", "openai_chat/*.json")
 COLUMNS = ["sample", "type", "value", "verdict", "note"]
@@ -50,15 +53,39 @@ def extract_samples(root: Path = SAMPLES) -> dict[str, list[Extracted]]:
     return out
 
 
+def casual_chat_entities(path: Path = LOCOMO) -> tuple[int, list[tuple[str, str]]]:
+    """(turns, entities) found in LoCoMo's casual conversations, where every entity is a
+    false positive: a check of the patterns on prose that mentions no code at all."""
+    if not path.exists():
+        return 0, []
+    turns = 0
+    found = []
+    for conversation in json.loads(path.read_text(encoding="utf-8")):
+        for key, session in conversation["conversation"].items():
+            if key.startswith("session_") and isinstance(session, list):
+                for turn in session:
+                    turns += 1
+                    found += [(t, v) for t, v, _s, _e in extract_from_text(turn["text"])]
+    return turns, found
+
+
 def read_checked(path: Path = CHECKED) -> dict[tuple[str, str, str], tuple[str, str]]:
     if not path.exists():
         return {}
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        return {
-            (row["sample"], row["type"], row["value"]): (row["verdict"].strip(), row["note"] or "")
-            for row in rows
-        }
+    checked = {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split("\t") if lines else []
+    if header[:5] != COLUMNS:
+        raise SystemExit(f"{path}: the first line must be {' / '.join(COLUMNS)}")
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        cells = line.split("\t")
+        if len(cells) < 4:
+            raise SystemExit(f"{path}:{number}: expected tab-separated {', '.join(COLUMNS)}")
+        sample, type, value, verdict = cells[:4]
+        checked[(sample, type, value)] = (verdict.strip(), cells[4] if len(cells) > 4 else "")
+    return checked
 
 
 def tsv_cell(text: str) -> str:
@@ -133,6 +160,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  - {sample}\t{type}\t{value}")
     if not unchecked and not missing:
         print("The checked file covers exactly what the extractor produces.")
+    turns, chat = casual_chat_entities()
+    if turns:
+        print(f"\nCasual conversation (LoCoMo, {turns} turns, no code): {len(chat)} entities")
+        for type, value in chat[:20]:
+            print(f"  ! {type}\t{value}")
     return 1 if args.strict and (unchecked or missing or bad_verdicts) else 0
 
 

@@ -30,9 +30,11 @@ entity within a session.
 - FUNCTION: ``def f(``, ``function f(``, arrow functions/``func``/``fn`` in code, pytest ids,
   and in prose ``f()``/``obj.f()`` and backticked ``f(args)``; not keywords and builtins.
 - CLASS: ``class X`` (and interface/struct/enum/trait), capitalised identifiers with a class
-  suffix (``UserService``, ``AuthController``), PascalCase alone in backticks.
-- ERROR: ``*Error``/``*Exception``, ``Traceback``, ``panic: ...``, Rust ``E0xxx``, HTTP
-  ``404 Not Found``, errno names (``ENOENT``), and ``error:``/``fatal:`` lines a tool printed.
+  suffix (``UserService``, ``AuthController``), a backticked PascalCase name next to a word
+  that says so ("the `Session` model").
+- ERROR: ``*Error``/``*Exception``, ``Traceback``, ``panic: ...``, Rust ``E0xxx``, TypeScript
+  ``TS2322``, HTTP ``404 Not Found``, errno names (``ENOENT``), and the ``error:``/``fatal:``
+  lines a tool printed.
 - COMMAND: a shell tool call's first line, lines of ``bash``/``sh``/``console`` blocks,
   ``$ `` prompts, aider's "Run shell command?" lines, backticked spans that start with a
   known CLI tool and have an argument.
@@ -71,7 +73,7 @@ MAX_VALUE = 500  # Entity.value / Entity.normalized are CharField(max_length=500
 MAX_COMMAND = 200  # a command line is cut here (on a word boundary when there is one)
 MAX_ERROR_LINE = 120  # an "error: ..." line is cut here
 CONTEXT_CHARS = 160
-MAX_CANDIDATES = 100_000  # matches examined per message; bounds the work on huge messages
+MAX_CANDIDATES = 50_000  # matches examined per message; bounds the work on huge messages
 MAX_INSTALL_LINE = 4_000  # longer lines are not parsed for installed packages
 
 Found = tuple[str, str, int, int]  # (type, value, start, end); start = end = -1: not in content
@@ -178,10 +180,18 @@ _OBJECT_STEMS = _words(
     "self this cls window document console process os sys np pd math json ctx req res "
     "obj args kwargs options opts event e err"
 )
+# Extensions that are also attribute names (torch.log, mock.patch, np.sum, self.db): with no
+# directory and no quote before them, the name must look like a file name.
+_AMBIGUOUS_EXTENSIONS = _words("log patch diff sum mod db lock sql pt cmd")
+_AMBIGUOUS_STEMS = _words(
+    "go yarn cargo poetry pipfile uv composer gemfile flake podfile mix bun package-lock "
+    "npm-debug yarn-error error access debug server build output install app test data"
+)
+_DOMAINS = _words("docs.rs")
 # "Node.js", "Next.js": libraries, not files.
 _JS_LIBRARIES = _words(
     "node next nuxt vue react angular express chart three d3 socket ember backbone "
-    "alpine solid svelte nest p5 anime moment"
+    "alpine solid svelte nest p5 anime moment day video"
 )
 # First directory of an extensionless absolute path that is a filesystem path (a URL route
 # like /api/v1/sessions is not a file).
@@ -249,7 +259,11 @@ _NOT_CLASSES = _words(
     PowerShell DevOps VSCode JetBrains PyPI PyCharm IntelliJ CamelCase PascalCase MacBook
     LangChain LlamaIndex HuggingFace DeepMind DeepSeek OpenRouter CircleCI TravisCI GraphQL
     WebSocket WebAssembly CloudFlare Cloudflare DynamoDB BigQuery SQLite MariaDB RabbitMQ
-    ElasticSearch Elasticsearch OAuth FirstStep SuperTeam Superteam
+    ElasticSearch Elasticsearch OAuth FirstStep SuperTeam Superteam ChromaDB InfluxDB
+    ClickHouse CockroachDB TimescaleDB MongoDB FaunaDB PlanetScale NextAuth NextJS NodeJS
+    MultiEdit NotebookEdit NotebookRead WebFetch WebSearch TodoWrite TodoRead AskUserQuestion
+    ExitPlanMode SlashCommand BashOutput KillShell KillBash SessionStart SessionEnd PreToolUse
+    PostToolUse UserPromptSubmit PreCompact SubagentStop LoCoMo
     """
 )
 _OTHER_ERRORS = _words(
@@ -276,14 +290,15 @@ _CLI_TOOLS = _words(
 # Tools that are English words too: the span must go on with one of these.
 _SUBCOMMANDS = {
     "go": _words("build run test mod get install vet fmt generate work tool env"),
-    "python": None,
-    "python3": None,
-    "find": None,
 }
 _SHELL_LANGS = _words("bash sh shell zsh fish ksh powershell pwsh ps1 cmd bat")
 _CONSOLE_LANGS = _words("console terminal shell-session shellsession sh-session")
 _PROSE_LANGS = _words("markdown md mdx")
-_OUTPUT_LANGS = _words("text txt output log plaintext plain")
+# Blocks read like tool output (paths need no quotes; no "name()" mentions): logs and config.
+_OUTPUT_LANGS = _words(
+    "text txt output log plaintext plain dockerfile docker yaml yml toml ini cfg conf env "
+    "dotenv properties makefile make gitignore nginx apache csv tsv"
+)
 _SHELL_KEYWORDS = _words(
     "if then else elif fi for while until do done case esac function select in return exit "
     "local declare readonly set unset shift break continue true false trap wait eval exec "
@@ -372,6 +387,7 @@ _IDENT_CAP = re.compile(r"\b[A-Z][a-z0-9]*+[A-Z][A-Za-z0-9]{1,80}+\b")
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 _PANIC = re.compile(r"^[ \t]*(panic: [^\n]{1,120})", re.M)
 _RUST_CODE = re.compile(r"error\[(E\d{4})\]|(E0\d{3})")
+_TS_CODE = re.compile(r"error (TS\d{4,5})\b")
 _HTTP_STATUS = re.compile(
     r"([45]\d\d)[ \t]+(?:Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|"
     r"Method Not Allowed|Not Acceptable|Request Timeout|Conflict|Gone|Payload Too Large|"
@@ -402,18 +418,25 @@ _CLASS_DEF = re.compile(
     r"(?=[ \t]*(?:[(:{<\r\n]|$|extends\b|implements\b))",
     re.M,
 )
+# A word right before or after a backticked PascalCase name that says it is a class ("the
+# `Session` model", "class `Foo`", "`Bar` instances", "extends `Base`").
+_CLASS_WORDS = (
+    r"(?:class|classes|subclass|subclasses|instance|instances|object|objects|model|models|"
+    r"component|components|interface|struct|enum|constructor|dataclass|extends|inherits from)"
+)
+_CLASS_BEFORE = re.compile(rf"\b{_CLASS_WORDS}[ \t]+$", re.I)
+_CLASS_AFTER = re.compile(rf"[ \t]+{_CLASS_WORDS}\b", re.I)
 _CLASS_KEYWORDS = ("class", "interface", "struct", "enum", "trait", "record", "protocol")
 _INLINE_CODE = re.compile(r"`([^`\n]{1,300})`(?!`)")
 _PY_IMPORT = re.compile(
     r"^[ \t]*(?:\d+(?:→|\t))?(?:[+-][ \t]*|>>>[ \t]+)?(import|from)[ \t]+([^\n]{1,300})", re.M
 )
 _JS_REQUIRE = re.compile(r"require[ \t]*\([ \t]*(['\"])([^'\"\n]{1,214})\1[ \t]*\)")
-_JS_IMPORT = re.compile(
-    r"(?:import|export)[ \t]+(?:type[ \t]+)?(?:[^'\";\n]{0,200}?[ \t]from[ \t]+)?"
-    r"(['\"])([^'\"\n]{1,214})\1"
-)
-_JS_IMPORT_TAIL = re.compile(r"^[ \t]*}[ \t]*from[ \t]+(['\"])([^'\"\n]{1,214})\1", re.M)
-_JS_DYNAMIC_IMPORT = re.compile(r"import[ \t]*\([ \t]*(['\"])([^'\"\n]{1,214})\1")
+# import x from 'y' / export { a } from 'y' / } from 'y' (a multi-line import's last line).
+_JS_FROM = re.compile(r"from[ \t]+(['\"])([^'\"\n]{1,214})\1")
+_JS_FROM_HEAD = re.compile(r"(?:^|[\s;])(?:import|export)[ \t]|^[ \t]*}")
+# import 'y' / import('y')
+_JS_BARE_IMPORT = re.compile(r"import[ \t]*(?:\([ \t]*)?(['\"])([^'\"\n]{1,214})\1")
 _PROMPT_LINE = re.compile(r"^[ \t]*[$%][ \t]+([A-Za-z_./~][^\n]{0,1000})", re.M)
 _AIDER_RUN = re.compile(r"^([^\n]{1,300})\nRun shell command\?", re.M)
 _AIDER_FILE = re.compile(
@@ -421,7 +444,7 @@ _AIDER_FILE = re.compile(
 )
 _DIFF_HEADER = re.compile(
     r"^(?:\+\+\+ b/|--- a/|diff --git a/|\*\*\* (?:Update|Add|Delete) File: |\*\*\* Move to: )"
-    r"(\S{1,500})",
+    r"(\S{1,500})(?: b/\S{1,500})?",
     re.M,
 )
 _PYTEST_ID = re.compile(r"\.py::(\w{1,100})(?:::(\w{1,100}))?")
@@ -433,6 +456,11 @@ _INSTALL_WORD = re.compile(r"\b(?:install|add|get|require|package|i)\b")
 _SHELL_OPERATORS = re.compile(r"&&|\|\||[;|&<>()`#]|\$\(")
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_]\w*=[^\s'\"$()`]*[ \t]+)+")
 _PY_NAME = re.compile(r"[A-Za-z_]\w*")
+_IMPORTED = r"[A-Za-z_]\w*(?:[ \t]+as[ \t]+[A-Za-z_]\w*)?"
+_FROM_IMPORT = re.compile(
+    rf"([A-Za-z_][\w.]*)[ \t]+import[ \t]+(?:\*|\(?[ \t]*{_IMPORTED}(?:[ \t]*,[ \t]*{_IMPORTED})*"
+    r"[ \t]*,?[ \t]*\)?|\([ \t]*)"
+)
 _PACKAGE_NAME = re.compile(
     r"(?:@[A-Za-z0-9][\w.-]{0,100}/)?[A-Za-z0-9][\w.+-]{0,200}|"
     r"[a-z0-9][\w-]{0,60}(?:\.[a-z0-9][\w-]{0,60})+(?:/[\w.~-]{1,100}){1,5}"
@@ -507,8 +535,10 @@ def _has_known_ext(name: str) -> bool:
 
 def _file_value(token: str, before: str, after: str, code: bool) -> str:
     """The path ``token`` names (cleaned of surrounding punctuation), or "" if none."""
-    if before in "@$}%…" or after in "(@…":
-        return ""  # e-mail, $VAR/x, ${X}/y, obj.method(), elided text
+    if before in "@$}%…" or after in "@…":
+        return ""  # e-mail, $VAR/x, ${X}/y, elided text
+    if after == "(" and not (re.search(r"[/\\].", token) and _has_known_ext(token)):
+        return ""  # obj.method(), but src/app.tsx(12,5) is a file
     if "://" in token or token.startswith("//"):
         return ""
     token = token.lstrip("+-").rstrip(".-+~")
@@ -545,6 +575,14 @@ def _file_value(token: str, before: str, after: str, code: bool) -> str:
             or (not has_dir and stem.lower() in _OBJECT_STEMS)  # self.lock, process.env
             or (not has_dir and ext.lower() == "js" and stem.lower() in _JS_LIBRARIES)
             or not re.search(r"[A-Za-z]", stem)
+            or (
+                not has_dir
+                and before not in "'\""
+                and ext.lower() in _AMBIGUOUS_EXTENSIONS
+                and stem.lower() not in _AMBIGUOUS_STEMS
+                and not re.search(r"[-\d]", stem)
+            )
+            or (not has_dir and path.lower() in _DOMAINS)
         )
     elif (
         base in _KNOWN_NAMES
@@ -583,6 +621,8 @@ def _scan_files(scan: _Scan, text: str, base: int, code: bool) -> None:
             and _char(text, start - 3) not in _PATH_CHARS
         ):  # C:\Users\x
             start, token, before = start - 2, text[start - 2 : end], _char(text, start - 3)
+        if "/" not in token and text[max(0, start - 7) : start].endswith(("from ", "import ")):
+            continue  # from django.conf import settings: a module, not a file
         value = _file_value(token, before, _char(text, end), code)
         if not value:
             continue
@@ -614,7 +654,7 @@ def _scan_special_files(scan: _Scan, text: str, base: int, mode: str) -> None:
             if value and value != "/dev/null":
                 start = base + match.start(group)
                 scan.add(FILE, value, start, start + len(value))
-                scan.block(start, start + len(value))
+                scan.block(start, base + match.end())
     if ".py::" not in text:
         return
     for match in scan.each(_PYTEST_ID.finditer(text)):
@@ -673,6 +713,9 @@ def _scan_errors(scan: _Scan, text: str, base: int, output: bool) -> None:
             ):
                 continue
             scan.add(ERROR, match.group(group), base + start, base + end)
+    if "error TS" in text:
+        for match in scan.each(_TS_CODE.finditer(text)):
+            scan.add(ERROR, match.group(1), base + match.start(1), base + match.end(1))
     for match in scan.each(_HTTP_STATUS.finditer(text)):
         if _char(text, match.start() - 1).isalnum() or _char(text, match.start() - 1) in "._":
             continue
@@ -773,7 +816,7 @@ def _scan_function_defs(scan: _Scan, text: str, base: int, code: bool) -> None:
 def _scan_calls(scan: _Scan, text: str, base: int) -> None:
     """``name()`` mentions in prose (empty parentheses: a mention, not a call in code)."""
     position = 0
-    while "()" in text and scan.budget > 0:
+    while scan.budget > 0:
         i = text.find("()", position)
         if i < 0:
             break
@@ -799,8 +842,19 @@ def _scan_calls(scan: _Scan, text: str, base: int) -> None:
 # --- COMMAND and PACKAGE ---------------------------------------------------------------------
 
 
+def _strip_comment(line: str) -> str:
+    """``make run   # start it`` -> ``make run`` (a `` #`` outside quotes starts a comment)."""
+    position = line.find(" #")
+    while position >= 0:
+        before = line[:position]
+        if before.count("'") % 2 == 0 and before.count('"') % 2 == 0:
+            return before.rstrip()
+        position = line.find(" #", position + 2)
+    return line
+
+
 def _clip_command(line: str) -> str:
-    line = line.strip()
+    line = _strip_comment(line.strip()) if " #" in line else line.strip()
     if len(line) <= MAX_COMMAND:
         return line
     cut = line[:MAX_COMMAND]
@@ -920,25 +974,30 @@ def _heredocs(scan: _Scan, text: str) -> list[tuple[int, int]]:
     if "<<" not in text:
         return spans
     position = 0
+    missing: set[str] = set()  # terminators not found after an earlier here-document
     for match in scan.each(_HEREDOC.finditer(text)):
-        if match.start() < position:
+        name = match.group(2)
+        if match.start() < position or name in missing:
             continue
         body_start = text.find("\n", match.end())
         if body_start < 0:
             break
         body_start += 1
-        terminator = re.compile(rf"^[ \t]*{match.group(2)}[ \t\r]*$", re.M).search(text, body_start)
+        terminator = re.compile(rf"^[ \t]*{name}[ \t\r]*$", re.M).search(text, body_start)
         if terminator:
             spans.append((body_start, terminator.start()))
             position = terminator.end()
+        else:
+            missing.add(name)
     return spans
 
 
 def _scan_shell(scan: _Scan, text: str, base: int, *, console: bool, commands: bool) -> None:
     """A shell script: its lines as COMMANDs (``commands``), the files, URLs and installed
     packages in it; here-document bodies are scanned as code."""
+    # A console transcript (``$ `` prompts) in a code block; a tool call's script never is.
     prompted = console or (
-        _has(text, "$ ", "$\t") and bool(re.search(r"^[ \t]*\$[ \t]", text, re.M))
+        commands and _has(text, "$ ", "$\t") and bool(re.search(r"^[ \t]*\$[ \t]", text, re.M))
     )
     pieces = []
     position = 0
@@ -953,19 +1012,26 @@ def _scan_shell(scan: _Scan, text: str, base: int, *, console: bool, commands: b
             for match in scan.each(_PROMPT_LINE.finditer(piece)):
                 command = _command_of(match.group(1))
                 at = piece_start + match.start(1)
-                if command and commands:
+                if command:
                     _add_command(scan, command, base + at + match.group(1).find(command))
-                elif not commands:
-                    _scan_installs(scan, match.group(1), base + at)
                 _scan_urls(scan, match.group(1), base + at)
                 _scan_files(scan, match.group(1), base + at, code=False)
             continue
         if commands:
+            pending: list[str] = []  # the lines of a command continued with a backslash
+            pending_at = 0
             for match in scan.each(_LINES.finditer(piece)):
-                command = _command_of(match.group())
+                line = match.group().rstrip("\r")
+                if not pending:
+                    pending_at = piece_start + match.start()
+                if line.endswith("\\"):
+                    pending.append(line[:-1].strip())
+                    continue
+                joined = " ".join([*pending, line.strip()]) if pending else match.group()
+                pending = []
+                command = _command_of(joined)
                 if command:
-                    at = piece_start + match.start() + match.group().find(command)
-                    _add_command(scan, command, base + at)
+                    _add_command(scan, command, base + pending_at + max(joined.find(command), 0))
         else:
             for match in scan.each(_INSTALL_LINE.finditer(piece)):
                 line_end = piece.find("\n", match.start())
@@ -1003,7 +1069,7 @@ def _python_modules(keyword: str, rest: str) -> list[tuple[str, int]]:
         return []  # JavaScript
     rest = rest.split("#", 1)[0].rstrip().rstrip(";").rstrip()
     if keyword == "from":
-        match = re.match(r"([A-Za-z_][\w.]*)[ \t]+import[ \t]+[\w(*]", rest)
+        match = _FROM_IMPORT.fullmatch(rest)
         return [(match.group(1), 0)] if match else []
     modules = []
     position = 0
@@ -1030,22 +1096,22 @@ def _scan_imports(scan: _Scan, text: str, base: int, code: bool) -> None:
     patterns = []
     if "require" in text:
         patterns.append(_JS_REQUIRE)
-    if _has(text, "import", "export"):
-        patterns += [_JS_IMPORT, _JS_DYNAMIC_IMPORT]
-    if code and "}" in text and "from" in text:
-        patterns.append(_JS_IMPORT_TAIL)
+    if "import" in text:
+        patterns.append(_JS_BARE_IMPORT)
+    if "from" in text and _has(text, "import", "export", "}"):
+        patterns.append(_JS_FROM)
     for pattern in patterns:
         for match in scan.each(pattern.finditer(text)):
             before = _char(text, match.start() - 1)
-            if pattern is not _JS_IMPORT_TAIL and (before.isalnum() or before in "_.$@"):
+            if before.isalnum() or before in "_.$@":
                 continue
             spec = match.group(2)
-            if (
-                pattern is _JS_IMPORT
-                and " from " not in match.group()
-                and match.group(1) == '"'
-                and (spec in _GO_STDLIB or spec.split("/")[0] in _GO_STDLIB)
-            ):
+            if pattern is _JS_FROM:
+                line_start = text.rfind("\n", max(0, match.start() - 300), match.start()) + 1
+                head = text[max(line_start, match.start() - 300) : match.start()]
+                if not _JS_FROM_HEAD.search(head) or (head.lstrip().startswith("}") and not code):
+                    continue
+            elif match.group(1) == '"' and spec.split("/")[0] in _GO_STDLIB:
                 continue  # Go's import "fmt"
             name = _js_package(spec)
             if name:
@@ -1083,16 +1149,21 @@ def _scan_inline_spans(scan: _Scan, text: str, base: int, mode: str) -> None:
                 and not name[:1].isupper()
                 and not stripped.endswith("()")  # name() is found by _scan_calls
                 and _function_name_ok(name)
+                and not re.fullmatch(r"[\d\s,]+", stripped[len(name) + 1 : -1])  # vector(384)
             ):
                 scan.add(FUNCTION, name, start, start + len(name))
             continue
         if (
             len(stripped) <= 80
-            and re.fullmatch(r"[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+", stripped)
+            and re.fullmatch(r"[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)*", stripped)
             and stripped not in _NOT_CLASSES
             and stripped not in _OTHER_ERRORS
             and not stripped.endswith(_ERROR_SUFFIXES)
             and not stripped.endswith(_CLASS_SUFFIXES)  # found by _scan_identifiers
+            and (
+                _CLASS_BEFORE.search(text[max(0, match.start() - 20) : match.start()])
+                or _CLASS_AFTER.match(text, match.end())
+            )
         ):
             scan.add(CLASS, stripped, start, start + len(stripped))
 
@@ -1193,6 +1264,7 @@ _SHELL_TOOLS = _words(
 _WEB_TOOLS = _words("webfetch websearch web_search web_fetch fetch browse browser")
 _FILE_HEAD = re.compile(r"(?:Edit notebook|Edit|Write|Read|Create|View)[ \t]+(\S[^\n]*?)[ \t\r]*")
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file")
+_FIRST_COMMAND_LINE = re.compile(r"^[ \t\r]*([^\s#][^\n]*)", re.M)
 
 
 def _is_shell_tool(name: str) -> bool:
@@ -1241,14 +1313,10 @@ def _tool_call(scan: _Scan, content: str, tool_name: str, metadata: dict[str, An
     extra = metadata.get("input_extra")
     extra = extra if isinstance(extra, dict) else {}
     if _is_shell_tool(tool_name):
-        first = next(
-            (m for m in _LINES.finditer(content) if m.group().strip()[:1] not in ("", "#")), None
-        )
+        first = _FIRST_COMMAND_LINE.search(content)
         if first:
-            line = first.group()
-            command = _clip_command(line)
-            start = first.start() + len(line) - len(line.lstrip())
-            scan.add(COMMAND, command, start, start + len(command))
+            command = _clip_command(first.group(1))
+            scan.add(COMMAND, command, first.start(1), first.start(1) + len(command))
         _scan_shell(scan, content, 0, console=False, commands=False)
     elif lowered in _FILE_TOOLS:
         _file_tool(scan, content, lowered, extra)
@@ -1285,8 +1353,11 @@ def context_of(text: str, start: int, end: int, width: int = CONTEXT_CHARS) -> s
     if start < 0 or end > len(text) or start > end:
         return " ".join(text[: width * 2].split())[:width]
     room = max(width - (end - start), 40)
-    left = max(0, start - room // 2)
-    right = min(len(text), end + room - (start - left))
+    left, right = start - room // 2, end + room - room // 2
+    if left < 0:  # no room on the left: take it on the right, and the other way round
+        left, right = 0, right - left
+    if right > len(text):
+        left, right = max(0, left - (right - len(text))), len(text)
     if left > 0:
         gap = re.search(r"\s", text[left:start])
         left = left + gap.end() if gap else start
