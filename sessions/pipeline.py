@@ -145,6 +145,10 @@ def _embed_plans(claimed, plans) -> dict[int, str]:
 # ---------------------------------------------------------------------------------------
 
 
+def has_pending_messages() -> bool:
+    return Message.objects.filter(enrichment_status=PENDING).exists()
+
+
 def enrich_pending_sessions(limit: int = 10) -> int:
     """Claim sessions whose new messages are not yet summarised; returns how many."""
     quiet_since = timezone.now() - timedelta(seconds=settings.SESSION_ENRICH_DELAY_SECONDS)

@@ -51,14 +51,19 @@ def embed_pending() -> int:
 
 @shared_task(**RETRYING)
 def enrich_sessions() -> int:
+    """Summarise sessions one at a time, yielding to embedding: a message becomes searchable
+    only once embedded, so new messages go first (at least one session per task, so
+    enrichment still progresses under continuous capture)."""
     started, total = time.monotonic(), 0
     while time.monotonic() - started < TASK_BUDGET_SECONDS:
-        done = pipeline.enrich_pending_sessions(limit=10)
+        done = pipeline.enrich_pending_sessions(limit=1)
         total += done
-        if done < 10:
+        if not done:
+            return total
+        if pipeline.has_pending_messages():
+            embed_pending.delay()
             break
-    else:
-        enrich_sessions.delay()
+    enrich_sessions.delay()  # sessions may be left: continue after the embedding
     return total
 
 
@@ -66,7 +71,7 @@ def enrich_sessions() -> int:
 def sweep() -> dict:
     """Beat, every minute: failed work with attempts left back to pending, and a poke."""
     requeued = pipeline.requeue_failed()
-    pending_messages = Message.objects.filter(enrichment_status=EnrichmentStatus.PENDING).exists()
+    pending_messages = pipeline.has_pending_messages()
     pending_sessions = Session.objects.filter(enrichment_status=EnrichmentStatus.PENDING).exists()
     if pending_messages:
         embed_pending.delay()

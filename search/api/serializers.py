@@ -1,0 +1,140 @@
+"""What the search and context API reads and writes."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from search.filters import Filters
+from search.service import MAX_LIMIT, MODES
+from sessions.models import EntityType, Lifecycle, Role, SessionStatus, SourceFormat
+
+MAX_QUERY_CHARS = 2000
+DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
+
+
+class FilterParamsSerializer(serializers.Serializer):
+    """Filters shared by search, context and the entity list (seed 000 ``query_sessions``,
+    seed 003 ``search``)."""
+
+    project = serializers.CharField(required=False, help_text="'team/project' or id")
+    agent = serializers.CharField(required=False, max_length=64)
+    workflow = serializers.CharField(required=False, max_length=100)
+    role = serializers.ChoiceField(choices=Role.choices, required=False)
+    status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
+    lifecycle = serializers.ChoiceField(choices=Lifecycle.choices, required=False)
+    source_format = serializers.ChoiceField(choices=SourceFormat.choices, required=False)
+    topic = serializers.CharField(required=False, max_length=64)
+    entity_type = serializers.ChoiceField(choices=EntityType.choices, required=False)
+    entity = serializers.CharField(
+        required=False, max_length=500, help_text="sessions that touched it, e.g. src/auth.py"
+    )
+    started_after = serializers.DateTimeField(required=False, input_formats=DATE_FORMATS)
+    started_before = serializers.DateTimeField(required=False, input_formats=DATE_FORMATS)
+
+    def filters(self) -> Filters:
+        data = self.validated_data
+        return Filters(
+            **{
+                name: data[name]
+                for name in (
+                    "agent",
+                    "workflow",
+                    "role",
+                    "status",
+                    "lifecycle",
+                    "source_format",
+                    "topic",
+                    "entity_type",
+                    "entity",
+                    "started_after",
+                    "started_before",
+                )
+                if data.get(name)
+            }
+        )
+
+    def validate(self, attrs):
+        after, before = attrs.get("started_after"), attrs.get("started_before")
+        if after and before and after >= before:
+            raise serializers.ValidationError(
+                {"started_before": "must be later than started_after"}
+            )
+        return attrs
+
+
+class SearchParamsSerializer(FilterParamsSerializer):
+    q = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_QUERY_CHARS,
+        help_text="What to look for. Plain words match any of them; web-search syntax "
+        '("a phrase", -word, or) is honoured by the keyword side.',
+    )
+    mode = serializers.ChoiceField(choices=MODES, default="hybrid")
+    limit = serializers.IntegerField(default=10, min_value=1, max_value=MAX_LIMIT)
+    min_relevance = serializers.FloatField(default=0.0, min_value=0.0, max_value=1.0)
+    group = serializers.BooleanField(
+        default=False, help_text="one entry per session, with its best messages"
+    )
+    mmr = serializers.BooleanField(default=False, help_text="diversify near-duplicate hits")
+    recency = serializers.BooleanField(
+        default=False, help_text="favour recently used and recent sessions (seed 001 decay)"
+    )
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        attrs["q"] = attrs.get("q", "").strip()
+        if not attrs["q"] and not (attrs.get("entity") or attrs.get("entity_type")):
+            raise serializers.ValidationError(
+                {
+                    "q": "give a query, or an entity / entity_type to find the sessions "
+                    "that touched it"
+                }
+            )
+        return attrs
+
+
+class SessionBriefSerializer(serializers.Serializer):
+    id = serializers.CharField(source="public_id")
+    project = serializers.SerializerMethodField()
+    title = serializers.CharField()
+    agent_name = serializers.CharField()
+    agent_persona = serializers.CharField()
+    workflow = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    message_count = serializers.IntegerField()
+    topics = serializers.ListField(child=serializers.CharField())
+    summary = serializers.CharField()
+
+    def get_project(self, session) -> str:
+        return f"{session.project.team.slug}/{session.project.slug}"
+
+
+class MessageRefSerializer(serializers.Serializer):
+    seq = serializers.IntegerField()
+    role = serializers.CharField()
+    author = serializers.CharField()
+    tool_name = serializers.CharField()
+    timestamp = serializers.DateTimeField(allow_null=True)
+
+
+class HitSerializer(serializers.Serializer):
+    session = SessionBriefSerializer()
+    message = MessageRefSerializer()
+    snippet = serializers.CharField(source="snippet.text")
+    highlights = serializers.ListField(
+        source="snippet.highlights",
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="[start, end) character ranges of matched words in the snippet",
+    )
+    relevance = serializers.FloatField(help_text="0..1, comparable across queries")
+    similarity = serializers.FloatField(allow_null=True, help_text="cosine of the best chunk")
+    keyword_coverage = serializers.FloatField(
+        help_text="IDF-weighted share of the query's words present"
+    )
+
+
+class SessionHitSerializer(serializers.Serializer):
+    session = SessionBriefSerializer()
+    relevance = serializers.FloatField()
+    hits = HitSerializer(many=True)

@@ -1,0 +1,130 @@
+"""Putting keyword and vector candidates in one order, and saying how relevant each is.
+
+**Order** — reciprocal-rank fusion: ``fused = w_v/(k + rank_v) + w_k/(k + rank_k)`` over
+the two candidate lists (a list a message is absent from adds nothing). Ranks, not scores,
+are fused because BM25 scores and cosine similarities live on unrelated scales.
+
+**Relevance (0..1)** — RRF values depend on the query and the list lengths, so they cannot
+tell a caller "this is a good match". The relevance we report is built from two absolute
+measures instead, so that 0.3 means the same thing for every query:
+
+- semantic: the cosine similarity of the message's best chunk to the query, mapped linearly
+  from ``SIMILARITY_FLOOR`` (unrelated text, → 0) to ``SIMILARITY_CEIL`` (a paraphrase, → 1);
+- keyword: the IDF-weighted share of the query's words the message contains (rare words
+  count for more; 1 = it has every word).
+
+``hybrid = semantic + (1 − semantic) · KEYWORD_LIFT · keyword``: matching words can only
+raise a message's relevance (a paraphrase with no shared word keeps its semantic value);
+the ``semantic`` and ``keyword`` modes report their own measure. ``min_relevance`` filters
+on this value.
+
+**Recency** (optional, seed 001 §7): ``priority = e^(−0.05·days since access) ·
+e^(−0.01·days since creation) + min(0.2, 0.01·access count)``, clamped to 0..1, scales the
+fused score by ``(1 − RECENCY_WEIGHT) + RECENCY_WEIGHT·priority``.
+
+**MMR** (optional): greedy maximal marginal relevance over the candidates' vectors,
+``λ·fused' − (1 − λ)·max cosine to the ones already picked``, so five hits are not five
+near-copies of one exchange.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+RRF_K = 60
+VECTOR_WEIGHT = 1.0
+KEYWORD_WEIGHT = 1.0
+SIMILARITY_FLOOR = 0.1
+SIMILARITY_CEIL = 0.55
+KEYWORD_LIFT = 0.5
+RECENCY_WEIGHT = 0.3
+MMR_LAMBDA = 0.7
+
+
+@dataclass
+class Candidate:
+    message_id: int
+    chunk_id: int | None = None
+    similarity: float | None = None  # cosine of the best chunk
+    keyword_score: float = 0.0
+    coverage: float = 0.0
+    rank_vector: int | None = None  # 1-based
+    rank_keyword: int | None = None
+    fused: float = 0.0
+    relevance: float = 0.0
+
+
+def semantic_relevance(similarity: float | None) -> float:
+    if similarity is None:
+        return 0.0
+    span = SIMILARITY_CEIL - SIMILARITY_FLOOR
+    return min(1.0, max(0.0, (similarity - SIMILARITY_FLOOR) / span))
+
+
+def relevance(candidate: Candidate, mode: str) -> float:
+    semantic = semantic_relevance(candidate.similarity)
+    if mode == "semantic":
+        return semantic
+    if mode == "keyword":
+        return candidate.coverage
+    return semantic + (1 - semantic) * KEYWORD_LIFT * candidate.coverage
+
+
+def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
+    """Sets ``fused`` and ``relevance``; returns the candidates best first."""
+    for c in candidates:
+        fused = 0.0
+        if c.rank_vector is not None and mode != "keyword":
+            fused += VECTOR_WEIGHT / (RRF_K + c.rank_vector)
+        if c.rank_keyword is not None and mode != "semantic":
+            fused += KEYWORD_WEIGHT / (RRF_K + c.rank_keyword)
+        c.fused = fused
+        c.relevance = relevance(c, mode)
+    return sorted(candidates, key=lambda c: (-c.fused, -c.relevance, c.message_id))
+
+
+def recency_priority(
+    days_since_access: float, days_since_creation: float, access_count: int
+) -> float:
+    """Seed 001's decay, clamped to 0..1."""
+    base = math.exp(-0.05 * max(0.0, days_since_access)) * math.exp(
+        -0.01 * max(0.0, days_since_creation)
+    )
+    return min(1.0, max(0.0, base + min(0.2, 0.01 * access_count)))
+
+
+def apply_recency(candidates: list[Candidate], priorities: dict[int, float]) -> list[Candidate]:
+    for c in candidates:
+        c.fused *= (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * priorities.get(c.message_id, 0.0)
+    return sorted(candidates, key=lambda c: (-c.fused, c.message_id))
+
+
+def mmr(candidates: list[Candidate], vectors: dict[int, np.ndarray], limit: int) -> list[Candidate]:
+    """Greedy MMR; candidates without a vector keep their place relative to the others."""
+    if len(candidates) <= 1:
+        return candidates
+    top = max(c.fused for c in candidates) or 1.0
+    remaining = list(candidates)
+    picked: list[Candidate] = []
+    picked_vectors: list[np.ndarray] = []
+    while remaining and len(picked) < limit:
+        best, best_value = None, -math.inf
+        for c in remaining:
+            vector = vectors.get(c.chunk_id) if c.chunk_id is not None else None
+            redundancy = (
+                max(float(vector @ v) for v in picked_vectors)
+                if vector is not None and picked_vectors
+                else 0.0
+            )
+            value = MMR_LAMBDA * (c.fused / top) - (1 - MMR_LAMBDA) * redundancy
+            if value > best_value:
+                best, best_value = c, value
+        picked.append(best)
+        remaining.remove(best)
+        vector = vectors.get(best.chunk_id) if best.chunk_id is not None else None
+        if vector is not None:
+            picked_vectors.append(vector)
+    return picked + remaining

@@ -1,0 +1,187 @@
+"""Hybrid search over messages: the one entry point the API, the UI and the context
+builder use. See ``keyword.py``, ``semantic.py`` and ``ranking.py`` for the parts."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.utils import timezone
+
+from search import keyword, ranking, semantic
+from search.filters import Filters, Scope, session_where
+from search.snippets import Snippet, snippets
+from sessions.models import Message, Session
+
+logger = logging.getLogger(__name__)
+
+MODES = ("hybrid", "semantic", "keyword")
+MAX_LIMIT = 100
+MIN_POOL = 50  # candidates taken from each side, at least
+HITS_PER_SESSION = 3
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    mode: str = "hybrid"
+    filters: Filters = field(default_factory=Filters)
+    limit: int = 10
+    min_relevance: float = 0.0
+    group_by_session: bool = False
+    mmr: bool = False
+    recency: bool = False
+
+
+@dataclass
+class MessageHit:
+    message: Message
+    session: Session
+    relevance: float
+    score: float
+    similarity: float | None
+    keyword_coverage: float
+    snippet: Snippet
+    chunk_span: tuple[int, int] | None = None
+
+
+@dataclass
+class SessionHit:
+    session: Session
+    relevance: float
+    hits: list[MessageHit]
+
+
+@dataclass
+class SearchResult:
+    hits: list[MessageHit]
+    sessions: list[SessionHit]
+    vector_path: str  # "exact" or "hnsw" or "none"
+    took_ms: float
+
+
+def search(scope: Scope, request: SearchRequest) -> SearchResult:
+    started = time.perf_counter()
+    filters, mode = request.filters, request.mode
+    documents = keyword.scope_documents(scope, filters)
+    kquery = keyword.parse(request.query)
+    pool = max(MIN_POOL, request.limit * (10 if request.group_by_session else 5))
+    vector_path = "none"
+    candidates: dict[int, ranking.Candidate] = {}
+
+    vector = None
+    if mode != "keyword":
+        vector = semantic.query_vector(request.query)
+        vector_path = "exact" if documents <= semantic.EXACT_SCAN_MAX_CHUNKS else "hnsw"
+        nearest = semantic.candidates(vector, scope, filters, pool, documents)
+        for rank, (message_id, hit) in enumerate(nearest.items(), start=1):
+            candidates[message_id] = ranking.Candidate(
+                message_id, hit.chunk_id, hit.similarity, rank_vector=rank
+            )
+    idfs = keyword.term_idfs(kquery, scope, filters, documents) if mode != "semantic" else []
+    if mode != "semantic":
+        matches = keyword.candidates(kquery, scope, filters, idfs, pool)
+        for rank, (message_id, score) in enumerate(matches.items(), start=1):
+            c = candidates.setdefault(message_id, ranking.Candidate(message_id))
+            c.rank_keyword, c.keyword_score, c.coverage = rank, score.score, score.coverage
+    if mode == "hybrid":
+        # Each side's measure for the other side's finds, so relevance is complete.
+        missing_vectors = [c.message_id for c in candidates.values() if c.similarity is None]
+        for message_id, hit in semantic.distances_for(vector, missing_vectors).items():
+            candidates[message_id].chunk_id = hit.chunk_id
+            candidates[message_id].similarity = hit.similarity
+        missing_keywords = [c.message_id for c in candidates.values() if c.rank_keyword is None]
+        for message_id, score in keyword.scores_for(kquery, idfs, missing_keywords).items():
+            candidates[message_id].keyword_score = score.score
+            candidates[message_id].coverage = score.coverage
+
+    ranked = ranking.fuse(list(candidates.values()), mode)
+    ranked = [c for c in ranked if c.relevance >= request.min_relevance]
+    messages = _load_messages([c.message_id for c in ranked])
+    ranked = [c for c in ranked if c.message_id in messages]  # purged meanwhile
+    if request.recency:
+        now = timezone.now()
+        priorities = {c.message_id: _priority(messages[c.message_id].session, now) for c in ranked}
+        ranked = ranking.apply_recency(ranked, priorities)
+    if request.mmr:
+        vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
+        ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
+
+    if request.group_by_session:
+        groups: dict[int, list[ranking.Candidate]] = {}
+        for c in ranked:
+            group = groups.setdefault(messages[c.message_id].session_id, [])
+            if len(group) < HITS_PER_SESSION:
+                group.append(c)
+        chosen_groups = list(groups.values())[: request.limit]
+        chosen = [c for group in chosen_groups for c in group]
+    else:
+        chosen = ranked[: request.limit]
+
+    spans = {c.message_id: c.chunk_id for c in chosen}
+    texts = snippets(list(spans.items()), kquery.any_term)
+    hits = {c.message_id: _hit(c, messages[c.message_id], texts) for c in chosen}
+    sessions = []
+    if request.group_by_session:
+        for group in chosen_groups:
+            group_hits = [hits[c.message_id] for c in group]
+            sessions.append(
+                SessionHit(group_hits[0].session, max(h.relevance for h in group_hits), group_hits)
+            )
+    took = (time.perf_counter() - started) * 1000
+    logger.debug(
+        "search %r mode=%s path=%s hits=%d in %.1f ms",
+        request.query[:80],
+        mode,
+        vector_path,
+        len(hits),
+        took,
+    )
+    return SearchResult(list(hits.values()), sessions, vector_path, took)
+
+
+def _load_messages(message_ids: list[int]) -> dict[int, Message]:
+    rows = (
+        Message.objects.filter(id__in=message_ids, session__deleted_at__isnull=True)
+        .select_related("session", "session__project", "session__project__team")
+        .defer("content", "search_vector", "metadata")
+    )
+    return {m.id: m for m in rows}
+
+
+def _priority(session: Session, now) -> float:
+    accessed = session.last_accessed_at or session.created_at
+    return ranking.recency_priority(
+        (now - accessed).total_seconds() / 86400,
+        (now - session.created_at).total_seconds() / 86400,
+        session.access_count,
+    )
+
+
+def _hit(c: ranking.Candidate, message: Message, texts: dict[int, Snippet]) -> MessageHit:
+    return MessageHit(
+        message=message,
+        session=message.session,
+        relevance=round(c.relevance, 4),
+        score=c.fused,
+        similarity=None if c.similarity is None else round(c.similarity, 4),
+        keyword_coverage=round(c.coverage, 4),
+        snippet=texts.get(c.message_id, Snippet("")),
+    )
+
+
+def sessions_with_entity(scope: Scope, filters: Filters, limit: int) -> list[SessionHit]:
+    """Seed 003 ``search_by_entities``: sessions that touched an entity (``filters.entity``
+    and/or ``filters.entity_type``), most recent first."""
+    where = session_where(scope, filters)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT s.id FROM agent_sessions_session s WHERE {where.sql}"
+            " ORDER BY s.started_at DESC, s.id DESC LIMIT %s",
+            [*where.params, limit],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    by_id = Session.objects.select_related("project", "project__team").in_bulk(ids)
+    return [SessionHit(by_id[i], 1.0, []) for i in ids if i in by_id]

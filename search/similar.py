@@ -1,0 +1,53 @@
+"""Seed 003 ``find_similar``: the sessions nearest to one session.
+
+A session's vector is its summary's embedding (set by the enrichment pipeline); until it has
+one, the mean of its chunk vectors stands in, so a session is comparable from the moment its
+messages are embedded. Candidates are the caller's other live sessions with a vector.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from search.filters import Scope
+from sessions.models import Session
+
+
+def session_vector(session: Session) -> str | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(s.embedding, (SELECT avg(c.embedding)"
+            " FROM agent_sessions_messagechunk c WHERE c.session_id = s.id))"
+            " FROM agent_sessions_session s WHERE s.id = %s",
+            [session.pk],
+        )
+        row = cursor.fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def similar_sessions(session: Session, scope: Scope, limit: int) -> list[tuple[Session, float]]:
+    """(session, cosine similarity) pairs, nearest first; [] when it has no vector yet."""
+    vector = session_vector(session)
+    if vector is None:
+        return []
+    clauses = ["s.team_id = ANY(%s)", "s.deleted_at IS NULL", "s.embedding IS NOT NULL"]
+    params: list = [list(scope.team_ids)]
+    if scope.project_ids is not None:
+        clauses.append("s.project_id = ANY(%s)")
+        params.append(list(scope.project_ids))
+    clauses.append("s.id <> %s")
+    params.append(session.pk)
+    with connection.cursor() as cursor:
+        # Exact distances (``+ 0`` keeps the planner off the HNSW index): a team's sessions
+        # are few enough, and a filtered HNSW scan could come back short.
+        cursor.execute(
+            "SELECT s.id, 1 - (s.embedding <=> %s::vector) AS similarity"
+            f" FROM agent_sessions_session s WHERE {' AND '.join(clauses)}"
+            " ORDER BY (s.embedding <=> %s::vector) + 0 LIMIT %s",
+            [vector, *params, vector, limit],
+        )
+        rows = cursor.fetchall()
+    by_id = Session.objects.select_related("project", "project__team").in_bulk(
+        [pk for pk, _ in rows]
+    )
+    return [(by_id[pk], similarity) for pk, similarity in rows if pk in by_id]

@@ -1,0 +1,60 @@
+"""A small team memory to search: sessions captured through the real capture path and
+embedded by the real pipeline (the real model)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from sessions import pipeline
+from sessions.importers.base import ParsedMessage, ParsedSession
+from sessions.services.capture import capture_session
+
+AUTH = [
+    ("user", "The login page keeps rejecting valid users after the upgrade."),
+    (
+        "assistant",
+        "We switched session handling to JWT bearer tokens signed with RS256; the middleware "
+        "in src/auth.py now verifies the signature and the expiry before the view runs.",
+    ),
+    ("user", "Great, and the refresh flow?"),
+    ("assistant", "Refresh tokens rotate on every use and are stored hashed in Redis."),
+]
+DEPLOY = [
+    ("user", "How do we ship the release to production?"),
+    (
+        "assistant",
+        "Run `make release`, which builds the Docker image, pushes it to the registry and "
+        "rolls the Kubernetes deployment one pod at a time.",
+    ),
+]
+COOKING = [
+    ("user", "What should I cook for dinner tonight?"),
+    ("assistant", "A mushroom risotto: arborio rice, stock, parmesan and a little white wine."),
+]
+
+
+def capture(
+    project, messages, *, agent="architect", workflow="none", topics=(), days_ago=0, title=""
+):
+    started = timezone.now() - timedelta(days=days_ago)
+    result = capture_session(
+        project,
+        ParsedSession(
+            source_format="api",
+            agent_name=agent,
+            agent_persona="Winston",
+            workflow=workflow,
+            title=title,
+            topics=list(topics),
+            started_at=started,
+            messages=[ParsedMessage(role=role, content=text) for role, text in messages],
+        ),
+    )
+    return result.session
+
+
+def embed_all() -> None:
+    while pipeline.embed_pending_messages():
+        pass

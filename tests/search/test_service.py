@@ -1,0 +1,174 @@
+"""Hybrid search with the real model and real PostgreSQL: what it finds, how it scores,
+what its filters do, and that it never crosses a team."""
+
+from __future__ import annotations
+
+import pytest
+
+from search import semantic
+from search.filters import Filters, Scope
+from search.service import SearchRequest, search, sessions_with_entity
+from sessions.models import Entity, Message
+from sessions.services.lifecycle import soft_delete
+from tests.factories import ProjectFactory, TeamFactory
+from tests.search.corpus import AUTH, COOKING, DEPLOY, capture, embed_all
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus(project):
+    sessions = {
+        "auth": capture(project, AUTH, agent="architect", workflow="security", topics=["auth"]),
+        "deploy": capture(project, DEPLOY, agent="dev", workflow="release", days_ago=30),
+        "cooking": capture(project, COOKING, agent="chef"),
+    }
+    embed_all()
+    return sessions
+
+
+def run(project, query, **options):
+    filters = options.pop("filters", Filters())
+    return search(Scope.for_access(None, project), SearchRequest(query, filters=filters, **options))
+
+
+def test_hybrid_finds_a_paraphrase_with_no_shared_words(project, corpus):
+    result = run(project, "how did we handle authentication?")
+    top = result.hits[0]
+    assert top.session == corpus["auth"]
+    assert "JWT" in top.message.session.messages.get(seq=top.message.seq).content
+
+
+def test_keyword_mode_matches_words_and_highlights_them(project, corpus):
+    result = run(project, "kubernetes registry", mode="keyword")
+    assert [h.session for h in result.hits] == [corpus["deploy"]]
+    snippet = result.hits[0].snippet
+    marked = {snippet.text[s:e].lower() for s, e in snippet.highlights}
+    assert marked == {"kubernetes", "registry"}
+    assert "<mark>Kubernetes</mark>" in snippet.html()
+
+
+def test_rare_words_outweigh_common_ones(project):
+    # Equal-length messages; "deploy" is in six of them, "risotto" in one: a query naming
+    # both must put the risotto message first (plain ts_rank would tie them).
+    common = [("user", f"note {i}: the deploy finished fine") for i in range(5)]
+    capture(project, [*common, ("user", "note: the risotto finished fine")])
+    result = run(project, "deploy risotto", mode="keyword", limit=10)
+    assert "risotto" in result.hits[0].snippet.text
+    assert len(result.hits) == 6
+
+
+def test_relevance_is_between_0_and_1_and_higher_for_the_better_match(project, corpus):
+    result = run(project, "JWT bearer tokens signed with RS256")
+    relevances = [h.relevance for h in result.hits]
+    assert all(0 <= r <= 1 for r in relevances)
+    assert result.hits[0].session == corpus["auth"]
+    assert relevances[0] > 0.6
+    unrelated = [h for h in result.hits if h.session == corpus["cooking"]]
+    assert all(h.relevance < 0.3 for h in unrelated)
+
+
+def test_min_relevance_drops_weak_matches(project, corpus):
+    everything = run(project, "JWT tokens", limit=20)
+    strong = run(project, "JWT tokens", limit=20, min_relevance=0.5)
+    assert 0 < len(strong.hits) < len(everything.hits)
+    assert all(h.relevance >= 0.5 for h in strong.hits)
+
+
+def test_filters_narrow_by_agent_workflow_topic_and_role(project, corpus):
+    by_agent = run(project, "tokens", filters=Filters(agent="Dev"))
+    assert {h.session for h in by_agent.hits} == {corpus["deploy"]}
+    by_topic = run(project, "tokens", filters=Filters(topic="auth"))
+    assert {h.session for h in by_topic.hits} == {corpus["auth"]}
+    by_role = run(project, "tokens", filters=Filters(role="user"), limit=50)
+    assert {h.message.role for h in by_role.hits} == {"user"}
+    by_workflow = run(project, "dinner", filters=Filters(workflow="release"))
+    assert {h.session for h in by_workflow.hits} == {corpus["deploy"]}
+
+
+def test_entity_filter_and_search_by_entity(project, corpus):
+    Entity.objects.create(
+        team=project.team,
+        session=corpus["auth"],
+        type="FILE",
+        value="src/auth.py",
+        normalized="src/auth.py",
+    )
+    result = run(project, "tokens", filters=Filters(entity_type="FILE", entity="src/auth.py"))
+    assert {h.session for h in result.hits} == {corpus["auth"]}
+    scope = Scope.for_access(None, project)
+    touched = sessions_with_entity(scope, Filters(entity="SRC/auth.py"), limit=10)
+    assert [s.session for s in touched] == [corpus["auth"]]
+
+
+def test_group_by_session_returns_each_session_once(project, corpus):
+    result = run(project, "tokens refresh JWT login", group_by_session=True, limit=2)
+    assert len(result.sessions) == 2
+    assert result.sessions[0].session == corpus["auth"]
+    assert len({s.session for s in result.sessions}) == 2
+    assert 1 <= len(result.sessions[0].hits) <= 3
+
+
+def test_web_search_syntax_phrase_and_exclusion(project, corpus):
+    phrase = run(project, '"white wine"', mode="keyword")
+    assert [h.session for h in phrase.hits] == [corpus["cooking"]]
+    excluded = run(project, "tokens -refresh", mode="keyword", limit=20)
+    assert excluded.hits
+    assert all("refresh" not in h.snippet.text.lower() for h in excluded.hits)
+
+
+def test_deleted_sessions_are_not_searched(project, corpus):
+    soft_delete(corpus["auth"])
+    result = run(project, "JWT bearer tokens", limit=20)
+    assert corpus["auth"] not in {h.session for h in result.hits}
+
+
+def test_another_teams_data_is_never_found(project, corpus):
+    other = ProjectFactory(team=TeamFactory())
+    capture(other, [("user", "JWT bearer tokens signed with RS256 in the other team")])
+    embed_all()
+    result = run(project, "JWT bearer tokens signed with RS256", limit=50)
+    assert all(h.session.team_id == project.team_id for h in result.hits)
+    theirs = run(other, "JWT bearer tokens signed with RS256", limit=50)
+    assert {h.session.project_id for h in theirs.hits} == {other.pk}
+
+
+def test_hnsw_path_finds_what_the_exact_scan_finds(project, corpus, monkeypatch):
+    exact = run(project, "deploying to production", mode="semantic", limit=5)
+    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 0)
+    approximate = run(project, "deploying to production", mode="semantic", limit=5)
+    assert exact.vector_path == "exact" and approximate.vector_path == "hnsw"
+    assert [h.message.pk for h in approximate.hits] == [h.message.pk for h in exact.hits]
+
+
+def test_selective_filter_on_the_hnsw_path_still_fills_the_page(project, corpus, monkeypatch):
+    # 200 distractors in another project of the same team; the filter keeps 2 messages.
+    distractor = ProjectFactory(team=project.team)
+    for i in range(20):
+        capture(distractor, [("user", f"deploy note {i}: shipped build {i} to production")] * 10)
+    embed_all()
+    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 0)
+    result = run(
+        project, "deploying to production", mode="semantic", limit=10, filters=Filters(agent="dev")
+    )
+    assert len(result.hits) == Message.objects.filter(session=corpus["deploy"]).count()
+
+
+def test_mmr_spreads_results_over_different_exchanges(project, corpus):
+    copies = capture(project, [("assistant", "JWT bearer tokens are verified in src/auth.py.")] * 6)
+    embed_all()
+    plain = run(project, "JWT bearer tokens", limit=4)
+    diverse = run(project, "JWT bearer tokens", limit=4, mmr=True)
+    assert sum(h.session == copies for h in plain.hits) > sum(
+        h.session == copies for h in diverse.hits
+    )
+
+
+def test_any_language_and_script(project):
+    capture(
+        project, [("user", "数据库连接池在高负载下耗尽了"), ("user", "Die Datenbank ist langsam")]
+    )
+    embed_all()
+    for query in ("数据库连接池", "Datenbank", "база данных"):
+        result = run(project, query)
+        assert result.hits, query
