@@ -99,11 +99,13 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
 
     ranked = ranking.fuse(list(candidates.values()), mode)
     ranked = [c for c in ranked if c.relevance >= request.min_relevance]
-    messages = _load_messages([c.message_id for c in ranked])
-    ranked = [c for c in ranked if c.message_id in messages]  # purged meanwhile
+    owners = _session_of([c.message_id for c in ranked])
+    ranked = [c for c in ranked if c.message_id in owners]  # deleted or purged meanwhile
     if request.recency:
         now = timezone.now()
-        priorities = {c.message_id: _priority(messages[c.message_id].session, now) for c in ranked}
+        sessions = Session.objects.only("created_at", "last_accessed_at", "access_count")
+        by_id = sessions.in_bulk(set(owners.values()))
+        priorities = {c.message_id: _priority(by_id[owners[c.message_id]], now) for c in ranked}
         ranked = ranking.apply_recency(ranked, priorities)
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
@@ -112,7 +114,7 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     if request.group_by_session:
         groups: dict[int, list[ranking.Candidate]] = {}
         for c in ranked:
-            group = groups.setdefault(messages[c.message_id].session_id, [])
+            group = groups.setdefault(owners[c.message_id], [])
             if len(group) < HITS_PER_SESSION:
                 group.append(c)
         chosen_groups = list(groups.values())[: request.limit]
@@ -120,13 +122,20 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     else:
         chosen = ranked[: request.limit]
 
+    messages = _load_messages([c.message_id for c in chosen])
     spans = {c.message_id: c.chunk_id for c in chosen}
     texts = snippets(list(spans.items()), kquery.any_term)
-    hits = {c.message_id: _hit(c, messages[c.message_id], texts) for c in chosen}
+    hits = {
+        c.message_id: _hit(c, messages[c.message_id], texts)
+        for c in chosen
+        if c.message_id in messages
+    }
     sessions = []
     if request.group_by_session:
         for group in chosen_groups:
-            group_hits = [hits[c.message_id] for c in group]
+            group_hits = [hits[c.message_id] for c in group if c.message_id in hits]
+            if not group_hits:
+                continue
             sessions.append(
                 SessionHit(group_hits[0].session, max(h.relevance for h in group_hits), group_hits)
             )
@@ -142,11 +151,17 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     return SearchResult(list(hits.values()), sessions, vector_path, took)
 
 
+def _session_of(message_ids: list[int]) -> dict[int, int]:
+    """Message id → session id, for messages of live sessions."""
+    rows = Message.objects.filter(id__in=message_ids, session__deleted_at__isnull=True)
+    return dict(rows.values_list("id", "session_id"))
+
+
 def _load_messages(message_ids: list[int]) -> dict[int, Message]:
     rows = (
-        Message.objects.filter(id__in=message_ids, session__deleted_at__isnull=True)
+        Message.objects.filter(id__in=message_ids)
         .select_related("session", "session__project", "session__project__team")
-        .defer("content", "search_vector", "metadata")
+        .defer("content", "search_vector", "metadata", "session__embedding", "session__metadata")
     )
     return {m.id: m for m in rows}
 
