@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import SHARED, django_on_embedded_servers, percentile  # noqa: E402
+from bench.harness import SHARED, django_on_embedded_servers, percentile
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TUNE, HOLDOUT = range(0, 5), range(5, 10)
@@ -274,9 +274,10 @@ def main() -> None:
                 for budget in (1000, 4000):
                     recalls, tokens = context_recall(client, questions, turns, budget)
                     context_rows[budget] += list(zip(recalls, tokens, strict=True))
+            latest = summarise(results["memoryapp"][part][-len(questions) :])
             print(
                 f"conversation {index}: {len(turns)} turns, {len(questions)} questions, "
-                f"turn R@10 {summarise(results['memoryapp'][part][-len(questions) :])['turn@10']:.3f}",
+                f"turn R@10 {latest['turn@10']:.3f}",
                 flush=True,
             )
 

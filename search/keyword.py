@@ -1,4 +1,5 @@
-"""Keyword retrieval: PostgreSQL full-text search, ranked BM25-style.
+"""Keyword retrieval: PostgreSQL full-text search over each message and its context (the
+two messages before it and its date: ``sessions/neighbours.py``), ranked BM25-style.
 
 PostgreSQL's own ``ts_rank`` has no notion of how rare a word is, so a question's "what" and
 "did" would weigh as much as its "kubernetes". Here each query lexeme gets an inverse
@@ -25,6 +26,8 @@ from search.filters import Filters, Scope, message_where, session_where
 from sessions.models import SEARCH_CONFIG
 
 MAX_TERMS = 32
+# What a message is ranked on: its own words and its context's (sessions/neighbours.py).
+DOCUMENT = "(m.search_vector || coalesce(m.context_vector, ''::tsvector))"
 _OPERATORS = re.compile(r'"|(?:^|\s)-\w|\s+or\s+', re.IGNORECASE)
 
 
@@ -45,10 +48,17 @@ class KeywordQuery:
 
     @property
     def match_sql(self) -> tuple[str, list]:
-        """SQL (tsquery) that decides which messages match, with its params."""
+        """SQL condition on ``m`` deciding which messages match, with its params: any word
+        in the message or its context; web-search syntax applies to the message's own text."""
         if self.strict:
-            return f"websearch_to_tsquery('{SEARCH_CONFIG}', %s)", [self.text]
-        return "%s::tsquery", [self.any_term]
+            return (
+                f"m.search_vector @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)",
+                [self.text],
+            )
+        return "(m.search_vector @@ %s::tsquery OR m.context_vector @@ %s::tsquery)", [
+            self.any_term,
+            self.any_term,
+        ]
 
 
 def _quote(lexeme: str) -> str:
@@ -79,14 +89,12 @@ def term_idfs(query: KeywordQuery, scope: Scope, filters: Filters, documents: in
         return []
     where = message_where(scope, filters)
     match_sql, match_params = query.match_sql
-    counts = ", ".join(
-        "count(*) FILTER (WHERE m.search_vector @@ %s::tsquery)" for _ in query.terms
-    )
+    counts = ", ".join(f"count(*) FILTER (WHERE {DOCUMENT} @@ %s::tsquery)" for _ in query.terms)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {counts} FROM agent_sessions_message m "
             "JOIN agent_sessions_session s ON s.id = m.session_id "
-            f"WHERE m.search_vector @@ {match_sql} AND {where.sql}",
+            f"WHERE {match_sql} AND {where.sql}",
             [*(_quote(t) for t in query.terms), *match_params, *where.params],
         )
         frequencies = cursor.fetchone()
@@ -99,9 +107,9 @@ def term_idfs(query: KeywordQuery, scope: Scope, filters: Filters, documents: in
 
 def _score_sql(query: KeywordQuery, idfs: list[float]) -> tuple[str, str, list]:
     """(score expression, coverage expression, params for both, in that order)."""
-    score = " + ".join("%s::float8 * ts_rank(m.search_vector, %s::tsquery, 1)" for _ in query.terms)
+    score = " + ".join(f"%s::float8 * ts_rank({DOCUMENT}, %s::tsquery, 1)" for _ in query.terms)
     covered = " + ".join(
-        "CASE WHEN m.search_vector @@ %s::tsquery THEN %s::float8 ELSE 0 END" for _ in query.terms
+        f"CASE WHEN {DOCUMENT} @@ %s::tsquery THEN %s::float8 ELSE 0 END" for _ in query.terms
     )
     total = sum(idfs) or 1.0
     params = []
@@ -125,7 +133,7 @@ def candidates(
         cursor.execute(
             f"SELECT m.id, {score} AS score, {covered} AS coverage "
             "FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id "
-            f"WHERE m.search_vector @@ {match_sql} AND {where.sql} "
+            f"WHERE {match_sql} AND {where.sql} "
             "ORDER BY score DESC, m.id LIMIT %s",
             [*score_params, *match_params, *where.params, limit],
         )

@@ -245,6 +245,12 @@ class Message(Enrichable):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    context_vector = SearchVectorField(
+        null=True,
+        blank=True,
+        help_text="Keywords of the message's surroundings (the two messages before it and the "
+        "date): a question's words find the answer that follows it. See sessions/neighbours.py.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = TeamScopedQuerySet.as_manager()
@@ -272,6 +278,7 @@ class Message(Enrichable):
                 name="message_enrich_todo_idx",
             ),
             GinIndex(fields=["search_vector"], name="message_search_gin"),
+            GinIndex(fields=["context_vector"], name="message_context_gin"),
         ]
 
     def __str__(self) -> str:

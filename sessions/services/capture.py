@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from sessions.importers.base import ParsedMessage, ParsedSession
 from sessions.models import Message, Session, SessionStatus, SourceFormat, new_public_id
+from sessions.neighbours import index_context
 from sessions.redaction import redact, redact_json
 from sessions.sanitize import clean_json, clean_text
 from sessions.tokens import count_tokens
@@ -278,6 +279,7 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     for row, tokens in zip(rows, count_tokens([row.content for row in rows]), strict=True):
         row.token_count = tokens
     result.added = Message.objects.bulk_create(rows, batch_size=BULK_BATCH)
+    index_context(session.pk, next_seq)
 
     timestamps = [row.timestamp for row in rows if row.timestamp is not None]
     updates = {
