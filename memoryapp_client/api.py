@@ -24,8 +24,31 @@ class MemoryError(RuntimeError):
         self.body = body
 
 
+def describe_error(detail: Any) -> str:
+    """The server's error body as one line: ``{"q": ["give a query"]}`` → ``q: give a query``."""
+    if isinstance(detail, dict):
+        if set(detail) == {"detail"}:
+            return describe_error(detail["detail"])
+        return "; ".join(f"{key}: {describe_error(value)}" for key, value in detail.items())
+    if isinstance(detail, list):
+        return " ".join(describe_error(item) for item in detail)
+    text = " ".join(str(detail).split())
+    return text if len(text) <= 500 else text[:500] + "…"
+
+
+def _present(values: dict) -> dict:
+    """Leave out options given as None (so callers may pass ``agent=None``)."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
 class MemoryClient:
-    def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 120):
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        timeout: float = 120,
+        retries: int = RETRIES,
+    ):
         self.url = (url or os.environ.get("MEMORYAPP_URL") or DEFAULT_URL).rstrip("/")
         self.token = token or os.environ.get("MEMORYAPP_TOKEN")
         if not self.token:
@@ -34,6 +57,7 @@ class MemoryClient:
                 "`python manage.py create_api_token --team T --project P`)"
             )
         self.timeout = timeout
+        self.retries = max(1, retries)
 
     # -- transport -------------------------------------------------------------------
 
@@ -54,7 +78,7 @@ class MemoryClient:
         if body is not None:
             headers["Content-Type"] = content_type
         last_error: Exception | None = None
-        for attempt in range(RETRIES):
+        for attempt in range(self.retries):
             req = urllib.request.Request(
                 self.url + path + query, data=body, method=method, headers=headers
             )
@@ -68,17 +92,16 @@ class MemoryClient:
                     detail = json.loads(raw)
                 except ValueError:
                     detail = raw.decode(errors="replace")
-                if exc.code >= 500 and attempt + 1 < RETRIES:
+                if exc.code >= 500 and attempt + 1 < self.retries:
                     last_error = exc
                     time.sleep(2**attempt)
                     continue
-                message = detail.get("detail", detail) if isinstance(detail, dict) else detail
                 raise MemoryError(
-                    f"HTTP {exc.code}: {message}", status=exc.code, body=detail
+                    f"HTTP {exc.code}: {describe_error(detail)}", status=exc.code, body=detail
                 ) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 last_error = exc
-                if attempt + 1 < RETRIES:
+                if attempt + 1 < self.retries:
                     time.sleep(2**attempt)
         raise MemoryError(f"cannot reach memoryapp at {self.url}: {last_error}")
 
@@ -112,3 +135,50 @@ class MemoryClient:
                 buffer.getvalue(), filename=f"{path.name}.zip", format=format or "anthropic_session"
             )
         return self.import_bytes(path.read_bytes(), filename=path.name, format=format)
+
+    # -- search and context ----------------------------------------------------------
+
+    def search(self, query: str, **filters: Any) -> dict:
+        """POST /api/v1/search: hybrid (default), ``semantic`` or ``keyword`` search.
+
+        Options: ``mode``, ``limit``, ``min_relevance``, ``group``, ``mmr``, ``recency``;
+        filters: ``project``, ``agent``, ``workflow``, ``role``, ``status``, ``lifecycle``,
+        ``source_format``, ``topic``, ``entity_type``, ``entity``, ``started_after``,
+        ``started_before``. With an empty query and ``entity``/``entity_type``, the sessions
+        that touched the entity (in ``sessions``).
+        """
+        return self.request("POST", "/api/v1/search", json_body={"q": query, **_present(filters)})
+
+    def context(self, query: str, **options: Any) -> dict:
+        """POST /api/v1/context: seed 000 ``get_relevant_context`` — the response's
+        ``markdown`` ("## Relevant Past Discussions" …, "" when nothing is relevant enough),
+        ``tokens`` and ``sessions``. Options: ``current_agent``, ``current_workflow``,
+        ``max_sessions`` (3), ``min_relevance`` (0.3), ``max_tokens`` (4000) and the search
+        filters."""
+        return self.request(
+            "POST", "/api/v1/context", json_body={"query": query, **_present(options)}
+        )
+
+    def resume(self, session_id: str, lastn: int = 20) -> dict:
+        """GET /api/v1/sessions/{id}/resume: the session, its summary and last ``lastn``
+        messages as ``markdown`` and as ``messages``."""
+        return self.request(
+            "GET", f"{self._session_path(session_id)}/resume", params={"lastn": lastn}
+        )
+
+    def similar(self, session_id: str, limit: int = 5) -> dict:
+        """GET /api/v1/sessions/{id}/similar: the sessions nearest to this one."""
+        return self.request(
+            "GET", f"{self._session_path(session_id)}/similar", params={"limit": limit}
+        )
+
+    def entities(self, **params: Any) -> dict:
+        """GET /api/v1/entities: ``type``, ``q`` (part of the value), ``limit`` and the search
+        filters; the entities most widespread first."""
+        return self.request("GET", "/api/v1/entities", params=_present(params) or None)
+
+    @staticmethod
+    def _session_path(session_id: str) -> str:
+        if not session_id or not str(session_id).strip():
+            raise MemoryError("give a session id (e.g. 2025-01-15-architect-1a2b3c)")
+        return "/api/v1/sessions/" + urllib.parse.quote(str(session_id).strip(), safe="")
