@@ -26,8 +26,12 @@ from search.filters import Filters, Scope, message_where, session_where
 from sessions.models import SEARCH_CONFIG
 
 MAX_TERMS = 32
-# What a message is ranked on: its own words and its context's (sessions/neighbours.py).
-DOCUMENT = "(m.search_vector || coalesce(m.context_vector, ''::tsvector))"
+# What a message is ranked on: its own words (weight A) and its context's (sessions/
+# neighbours.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so that
+# of a question and its answer, the one that holds the words ranks first.
+DOCUMENT = "(setweight(m.search_vector, 'A') || coalesce(m.context_vector, ''::tsvector))"
+CONTEXT_WEIGHT = 0.5
+WEIGHTS = f"'{{{CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"  # ts_rank's {D, C, B, A}
 _OPERATORS = re.compile(r'"|(?:^|\s)-\w|\s+or\s+', re.IGNORECASE)
 
 
@@ -107,7 +111,9 @@ def term_idfs(query: KeywordQuery, scope: Scope, filters: Filters, documents: in
 
 def _score_sql(query: KeywordQuery, idfs: list[float]) -> tuple[str, str, list]:
     """(score expression, coverage expression, params for both, in that order)."""
-    score = " + ".join(f"%s::float8 * ts_rank({DOCUMENT}, %s::tsquery, 1)" for _ in query.terms)
+    score = " + ".join(
+        f"%s::float8 * ts_rank({WEIGHTS}, {DOCUMENT}, %s::tsquery, 1)" for _ in query.terms
+    )
     covered = " + ".join(
         f"CASE WHEN {DOCUMENT} @@ %s::tsquery THEN %s::float8 ELSE 0 END" for _ in query.terms
     )

@@ -97,10 +97,12 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
             candidates[message_id].keyword_score = score.score
             candidates[message_id].coverage = score.coverage
 
-    ranked = ranking.fuse(list(candidates.values()), mode)
+    owners = _session_of(list(candidates))
+    for c in candidates.values():
+        c.session_id = owners.get(c.message_id)
+    live = [c for c in candidates.values() if c.session_id is not None]  # not purged meanwhile
+    ranked = ranking.fuse(live, mode)
     ranked = [c for c in ranked if c.relevance >= request.min_relevance]
-    owners = _session_of([c.message_id for c in ranked])
-    ranked = [c for c in ranked if c.message_id in owners]  # deleted or purged meanwhile
     if request.recency:
         now = timezone.now()
         sessions = Session.objects.only("created_at", "last_accessed_at", "access_count")

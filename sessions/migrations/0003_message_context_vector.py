@@ -25,10 +25,15 @@ class Migration(migrations.Migration):
         migrations.RunSQL(
             """
             WITH window_rows AS (
-                SELECT m.id, concat_ws(' ',
+                SELECT m.id, concat_ws(E'\\n',
                     to_char(coalesce(m.timestamp, s.started_at), 'DD FMMonth YYYY'),
-                    lag(left(m.content, 1000), 2) OVER w,
-                    lag(left(m.content, 1000), 1) OVER w) AS context
+                    lag(coalesce(nullif(m.author, ''), m.role) || ': '
+                        || left(m.content, 1000), 2) OVER w,
+                    lag(coalesce(nullif(m.author, ''), m.role) || ': '
+                        || left(m.content, 1000), 1) OVER w,
+                    coalesce(nullif(m.author, ''), m.role),
+                    lead(coalesce(nullif(m.author, ''), m.role) || ': '
+                        || left(m.content, 1000), 1) OVER w) AS context
                 FROM agent_sessions_message m
                 JOIN agent_sessions_session s ON s.id = m.session_id
                 WINDOW w AS (PARTITION BY m.session_id ORDER BY m.seq)
