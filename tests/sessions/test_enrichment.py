@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from sessions import pipeline
 from sessions.importers import parse_path
-from sessions.importers.base import ParsedMessage
+from sessions.importers.base import ParsedMessage, ParsedSession
 from sessions.models import Entity, Session
 from sessions.services.capture import append_messages, capture_session
 from tests.factories import ProjectFactory
@@ -100,3 +100,34 @@ def test_a_failing_enrichment_is_recorded_and_retried_later(monkeypatch, shared_
     assert pipeline.requeue_failed(now=timezone.now() + timedelta(minutes=3)) == 1
     session.refresh_from_db()
     assert session.enrichment_status == "pending"
+
+
+def test_session_enrichment_yields_to_embedding(monkeypatch):
+    """Freshness first: while messages wait for their vectors, an enrichment task summarises
+    one session, hands the worker to embedding and queues itself behind it."""
+    from sessions import tasks
+
+    project = ProjectFactory()
+    for i in range(3):
+        settle(
+            capture_session(
+                project,
+                ParsedSession(
+                    source_format="api",
+                    messages=[ParsedMessage(role="user", content=f"note {i} about the deploy")],
+                ),
+            ).session
+        )
+    queued = []
+    monkeypatch.setattr(tasks.embed_pending, "delay", lambda: queued.append("embed"))
+    monkeypatch.setattr(tasks.enrich_sessions, "delay", lambda: queued.append("enrich"))
+    assert pipeline.has_pending_messages()
+    assert tasks.enrich_sessions() == 1
+    assert queued == ["embed", "enrich"]
+
+    while pipeline.embed_pending_messages():
+        pass
+    queued.clear()
+    assert tasks.enrich_sessions() == 2  # nothing to embed: it finishes the rest
+    assert queued == []
+    assert not Session.objects.filter(enrichment_status="pending").exists()
