@@ -25,15 +25,15 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import psutil
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import REPO_ROOT, SHARED, django_on_embedded_servers
 
 
 def locomo_texts() -> list[str]:
@@ -120,25 +120,8 @@ def main() -> None:
     parser.add_argument("--freshness-seconds", type=float, default=60.0)
     args = parser.parse_args()
 
-    tmp = Path(tempfile.mkdtemp(prefix="memoryapp-bench-"))
-    os.environ.update(
-        MEMORYAPP_VAR_DIR=str(tmp / "var"),
-        DJANGO_SETTINGS_MODULE="memoryapp.settings",
-        EMBEDDING_THREADS=os.environ.get("EMBEDDING_THREADS", "1"),
-    )
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.pop("REDIS_URL", None)
-    sys.path.insert(0, str(REPO_ROOT))
-    from memoryapp import embedded
-
-    started = embedded.start_needed()
-    try:
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=REPO_ROOT, check=True
-        )
-        import django
-
-        django.setup()
+    os.environ["EMBEDDING_THREADS"] = os.environ.get("EMBEDDING_THREADS", "1")
+    with django_on_embedded_servers() as tmp:
         from django.db import connection
 
         from sessions.importers.base import ParsedMessage, ParsedSession
@@ -251,8 +234,6 @@ def main() -> None:
             f"({len(latencies)} messages)"
         )
         print(f"peak RSS per worker process {peak:.2f} GiB")
-    finally:
-        embedded.stop_started(started)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from sessions.models import Message, Session
+from sessions.models import Entity, Message, Session
 from teams.models import Membership, Project, Role, Team
 
 
@@ -64,3 +64,14 @@ class MessageFactory(factory.django.DjangoModelFactory):
     seq = factory.Sequence(lambda n: n)
     role = "user"
     content = "Hello"
+
+
+class EntityFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Entity
+
+    session = factory.SubFactory(SessionFactory)
+    team = factory.SelfAttribute("session.team")
+    type = "FILE"
+    value = "src/auth.py"
+    normalized = factory.LazyAttribute(lambda e: e.value.lower())

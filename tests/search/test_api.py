@@ -6,9 +6,9 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from sessions.models import Entity, Session
+from sessions.models import Session
 from teams.models import ApiToken
-from tests.factories import ProjectFactory
+from tests.factories import EntityFactory, ProjectFactory
 from tests.search.corpus import AUTH, COOKING, DEPLOY, capture, embed_all
 
 pytestmark = pytest.mark.django_db
@@ -61,12 +61,10 @@ def test_post_search_with_json_body_and_grouping(agent, corpus):
 
 
 def test_search_by_entity_without_a_query(agent, project, corpus):
-    Entity.objects.create(
-        team=project.team,
+    EntityFactory(
         session=corpus["deploy"],
         type="COMMAND",
         value="make release",
-        normalized="make release",
     )
     response = agent.get("/api/v1/search", {"entity_type": "COMMAND", "entity": "make release"})
     assert response.status_code == 200
@@ -207,28 +205,22 @@ def test_similar_sessions_rank_the_closest_first(agent, project, corpus):
 
 def test_entities_are_listed_with_session_counts(agent, project, corpus):
     for key in ("auth", "deploy"):
-        Entity.objects.create(
-            team=project.team,
+        EntityFactory(
             session=corpus[key],
             type="FILE",
             value="Makefile",
-            normalized="makefile",
             count=2,
         )
-    Entity.objects.create(
-        team=project.team,
+    EntityFactory(
         session=corpus["auth"],
         type="FILE",
         value="src/auth.py",
-        normalized="src/auth.py",
     )
     other = capture(ProjectFactory(), [("user", "x")])
-    Entity.objects.create(
-        team=other.team,
+    EntityFactory(
         session=other,
         type="FILE",
         value="Makefile",
-        normalized="makefile",
         count=9,
     )
     response = agent.get("/api/v1/entities", {"type": "FILE"})

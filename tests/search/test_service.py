@@ -8,9 +8,9 @@ import pytest
 from search import semantic
 from search.filters import Filters, Scope
 from search.service import SearchRequest, search, sessions_with_entity
-from sessions.models import Entity, Message
+from sessions.models import Message
 from sessions.services.lifecycle import soft_delete
-from tests.factories import ProjectFactory, TeamFactory
+from tests.factories import EntityFactory, ProjectFactory, TeamFactory
 from tests.search.corpus import AUTH, COOKING, DEPLOY, capture, embed_all
 
 pytestmark = pytest.mark.django_db
@@ -90,12 +90,10 @@ def test_filters_narrow_by_agent_workflow_topic_and_role(project, corpus):
 
 
 def test_entity_filter_and_search_by_entity(project, corpus):
-    Entity.objects.create(
-        team=project.team,
+    EntityFactory(
         session=corpus["auth"],
         type="FILE",
         value="src/auth.py",
-        normalized="src/auth.py",
     )
     result = run(project, "tokens", filters=Filters(entity_type="FILE", entity="src/auth.py"))
     assert {h.session for h in result.hits} == {corpus["auth"]}
