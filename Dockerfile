@@ -20,6 +20,7 @@ COPY memoryapp_client ./memoryapp_client
 COPY sessions ./sessions
 COPY search ./search
 COPY teams ./teams
+COPY web ./web
 COPY templates ./templates
 COPY manage.py ./
 COPY docker ./docker

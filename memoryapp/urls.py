@@ -13,4 +13,6 @@ urlpatterns = [
     path("api/v1/", include("sessions.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("accounts/", include("web.account_urls")),
+    path("", include("web.urls")),
 ]

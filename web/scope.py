@@ -1,0 +1,106 @@
+"""The UI's view of who is asking: ``teams.access.Access`` plus the team and project the
+person picked in the header switcher (kept in their Django session).
+
+Everything a page lists goes through ``Access.scope`` first, then is narrowed to the current
+team (and project, when one is picked). Single objects are looked up through
+``Access.scope`` alone, so a link to a teammate's session in another of your teams works,
+and another team's object is a 404.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from sessions.models import Session
+from teams.access import Access
+from teams.models import Project, Role, Team
+
+SESSION_TEAM_KEY = "web_team_id"
+SESSION_PROJECT_KEY = "web_project_id"
+
+
+@dataclass
+class Workspace:
+    request: object
+    access: Access
+
+    @classmethod
+    def of(cls, request) -> Workspace:
+        cached = getattr(request, "_web_workspace", None)
+        if cached is None:
+            cached = cls(request=request, access=Access.for_request(request))
+            request._web_workspace = cached
+        return cached
+
+    @cached_property
+    def teams(self) -> list[Team]:
+        return list(Team.objects.filter(pk__in=self.access.team_ids()).order_by("name"))
+
+    @cached_property
+    def team(self) -> Team | None:
+        wanted = self.request.session.get(SESSION_TEAM_KEY)
+        for team in self.teams:
+            if team.pk == wanted:
+                return team
+        return self.teams[0] if self.teams else None
+
+    @cached_property
+    def projects(self) -> list[Project]:
+        """Projects of the current team."""
+        if self.team is None:
+            return []
+        return list(Project.objects.filter(team=self.team).order_by("name"))
+
+    @cached_property
+    def project(self) -> Project | None:
+        wanted = self.request.session.get(SESSION_PROJECT_KEY)
+        return next((p for p in self.projects if p.pk == wanted), None)
+
+    @property
+    def role(self) -> str | None:
+        return self.access.role_in(self.team.pk) if self.team else None
+
+    def can(self, role: str, team_id: int | None = None) -> bool:
+        team_id = self.team.pk if team_id is None else team_id
+        return team_id is not None and self.access.can(role, team_id)
+
+    def require(self, role: str, team_id: int | None = None) -> None:
+        """A visible object, a role too low: 403 (as the API does)."""
+        if not self.can(role, team_id):
+            names = {Role.MEMBER: "a member", Role.ADMIN: "an admin", Role.OWNER: "an owner"}
+            raise PermissionDenied(f"This needs {names.get(role, role)} of the team.")
+
+    def switch(self, team_id: int | None, project_id: int | None) -> None:
+        session = self.request.session
+        if team_id in {t.pk for t in self.teams}:
+            session[SESSION_TEAM_KEY] = team_id
+            self.__dict__.pop("team", None)
+            self.__dict__.pop("projects", None)
+        self.__dict__.pop("project", None)
+        valid = {p.pk for p in self.projects}
+        session[SESSION_PROJECT_KEY] = project_id if project_id in valid else None
+
+    # --- querysets ---------------------------------------------------------------------
+
+    def sessions(self):
+        """Sessions of the current team (any deletion state), scoped by Access."""
+        queryset = self.access.scope(Session.objects.all())
+        if self.team is None:
+            return queryset.none()
+        return queryset.filter(team_id=self.team.pk)
+
+    def session_or_404(self, public_id: str, *, alive: bool | None = None) -> Session:
+        """One session of any of the caller's teams, or 404 (another team's, or none)."""
+        queryset = self.access.scope(Session.objects.select_related("project", "project__team"))
+        if alive is True:
+            queryset = queryset.alive()
+        elif alive is False:
+            queryset = queryset.in_trash()
+        session = queryset.filter(public_id=public_id).first()
+        if session is None:
+            raise Http404("No such session.")
+        return session

@@ -1,0 +1,95 @@
+"""Filters of the UI's templates: safe Markdown, tool blocks, folding, small formats."""
+
+from __future__ import annotations
+
+import json
+
+from django import template
+from django.utils import timezone
+
+from web import markdown, transcript
+
+register = template.Library()
+
+
+@register.filter
+def render_markdown(text):
+    return markdown.render_markdown(text)
+
+
+@register.filter
+def render_code(text):
+    return markdown.render_code(text, transcript.code_language(text))
+
+
+@register.filter
+def is_long(text) -> bool:
+    return transcript.is_long(text)
+
+
+@register.filter
+def preview(text) -> str:
+    return transcript.preview(text)
+
+
+@register.filter
+def line_count(text) -> int:
+    return (text or "").count("\n") + 1
+
+
+@register.filter
+def percent(value) -> int:
+    return round((value or 0) * 100)
+
+
+@register.filter
+def duration(session) -> str:
+    """ "3 min", "1 h 20 min" from a session's start to its end, "" when unknown."""
+    if not session.ended_at or not session.started_at:
+        return ""
+    seconds = int((session.ended_at - session.started_at).total_seconds())
+    if seconds < 60:
+        return f"{max(seconds, 0)} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{hours // 24} days"
+
+
+@register.filter
+def days_left(moment) -> int | None:
+    if moment is None:
+        return None
+    return max(0, (moment - timezone.now()).days)
+
+
+@register.filter
+def get(mapping, key):
+    try:
+        return mapping.get(key, 0)
+    except AttributeError:
+        return None
+
+
+@register.simple_tag(takes_context=True)
+def nav_active(context, *names) -> str:
+    match = getattr(context.get("request"), "resolver_match", None)
+    return "is-active" if match and match.url_name in names else ""
+
+
+@register.filter
+def pretty_json(value):
+    """A JSON value as highlighted, indented JSON."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return markdown.render_code(text, "json")
+
+
+@register.filter
+def first_line(text) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()[:160]
+    return ""

@@ -1,0 +1,22 @@
+from django.urls import path
+
+from web.views import home, search, session, sessions, tokens, trash
+
+app_name = "web"
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("switch", home.switch, name="switch"),
+    path("sessions", sessions.session_list, name="sessions"),
+    path("sessions/<str:public_id>", session.session_detail, name="session"),
+    path("sessions/<str:public_id>/messages", session.session_messages, name="messages"),
+    path("sessions/<str:public_id>/similar", session.session_similar, name="similar"),
+    path("sessions/<str:public_id>/export", session.session_export, name="export"),
+    path("sessions/<str:public_id>/delete", session.session_delete, name="delete"),
+    path("sessions/<str:public_id>/restore", trash.session_restore, name="restore"),
+    path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
+    path("search", search.search_page, name="search"),
+    path("trash", trash.trash, name="trash"),
+    path("tokens", tokens.tokens, name="tokens"),
+    path("tokens/<int:pk>/revoke", tokens.token_revoke, name="token-revoke"),
+]

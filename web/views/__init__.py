@@ -1,0 +1,1 @@
+"""The browser UI's views, one small module per page."""

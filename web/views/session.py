@@ -1,0 +1,166 @@
+"""One session: the transcript (paged by seq), its enrichment, export, similar sessions,
+and delete (a confirmation page first)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from search.filters import Scope
+from search.similar import similar_sessions
+from sessions.exporters import FORMATS as EXPORT_FORMATS
+from sessions.exporters import iter_export
+from sessions.models import Entity, EntityType, Message
+from sessions.services.lifecycle import LifecycleConflict, recovery_deadline, soft_delete
+from teams.models import Role
+from web.forms import DeleteForm
+from web.scope import Workspace
+from web.transcript import PAGE_SIZE, load_page
+from web.views.util import is_htmx
+
+ENTITIES_SHOWN = 300
+SIMILAR_SHOWN = 5
+CONTEXT_BEFORE = 5  # messages shown above the one a link jumps to
+
+
+def _int(value, default: int | None = None) -> int | None:
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError):
+        return default
+
+
+def grouped_entities(session) -> OrderedDict:
+    labels = dict(EntityType.choices)
+    groups: OrderedDict = OrderedDict()
+    rows = Entity.objects.filter(session=session, team_id=session.team_id).order_by(
+        "type", "-count", "normalized"
+    )[:ENTITIES_SHOWN]
+    for entity in rows:
+        groups.setdefault(labels.get(entity.type, entity.type), []).append(entity)
+    return groups
+
+
+def enrichment_state(session) -> dict:
+    counts = dict(
+        Message.objects.filter(session=session, team_id=session.team_id)
+        .values_list("enrichment_status")
+        .annotate(n=Count("id"))
+        .values_list("enrichment_status", "n")
+    )
+    return {"messages": counts, "session": session.enrichment_status}
+
+
+@login_required
+def session_detail(request, public_id):
+    workspace = Workspace.of(request)
+    session = workspace.session_or_404(public_id)
+    start = _int(request.GET.get("from"))
+    at = _int(request.GET.get("at"))
+    if at is not None and start is None:
+        start = max(0, at - CONTEXT_BEFORE)
+    start = start or 0
+    page = load_page(session, after=start - 1)
+    context = {
+        "session": session,
+        "page": page,
+        "start": start,
+        "earlier_from": max(0, start - PAGE_SIZE) if start > 0 else None,
+        "entities": grouped_entities(session),
+        "enrichment": enrichment_state(session),
+        "deadline": recovery_deadline(session),
+        "can_export": workspace.can(Role.MEMBER, session.team_id),
+        "can_delete": workspace.can(Role.ADMIN, session.team_id),
+        "export_formats": list(EXPORT_FORMATS),
+    }
+    return render(request, "web/session/detail.html", context)
+
+
+@login_required
+def session_messages(request, public_id):
+    """The next page of messages (htmx "load more"); a full page without htmx."""
+    workspace = Workspace.of(request)
+    session = workspace.session_or_404(public_id)
+    after = _int(request.GET.get("after"), 0)
+    if not is_htmx(request):
+        return redirect(f"{reverse('web:session', args=[public_id])}?from={after + 1}")
+    page = load_page(session, after=after)
+    return render(request, "web/session/_messages.html", {"session": session, "page": page})
+
+
+@login_required
+def session_similar(request, public_id):
+    workspace = Workspace.of(request)
+    session = workspace.session_or_404(public_id)
+    scope = Scope(team_ids=(session.team_id,))
+    similar = similar_sessions(session, scope, SIMILAR_SHOWN)
+    template = "web/session/_similar.html" if is_htmx(request) else "web/session/similar.html"
+    return render(
+        request,
+        template,
+        {"session": session, "similar": [(s, round(sim * 100)) for s, sim in similar]},
+    )
+
+
+@login_required
+def session_export(request, public_id):
+    workspace = Workspace.of(request)
+    session = workspace.session_or_404(public_id)
+    workspace.require(Role.MEMBER, session.team_id)
+    fmt = request.GET.get("format", "json").lower()
+    if fmt not in EXPORT_FORMATS:
+        messages.error(
+            request, f"Unknown export format {fmt[:20]!r}; use one of {', '.join(EXPORT_FORMATS)}."
+        )
+        return redirect("web:session", public_id=public_id)
+    content_type, extension = EXPORT_FORMATS[fmt]
+    rows = (
+        Message.objects.filter(session=session, team_id=session.team_id)
+        .defer("search_vector", "context_vector")
+        .order_by("seq")
+        .iterator(chunk_size=1000)
+    )
+    response = StreamingHttpResponse(iter_export(session, rows, fmt), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{session.public_id}.{extension}"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def session_delete(request, public_id):
+    workspace = Workspace.of(request)
+    session = workspace.session_or_404(public_id)
+    workspace.require(Role.ADMIN, session.team_id)
+    if session.deleted_at is not None:
+        messages.info(
+            request,
+            f"“{session.title or session.public_id}” is already in the trash; it can be "
+            f"restored until {recovery_deadline(session):%Y-%m-%d}.",
+        )
+        return redirect("web:trash")
+    form = DeleteForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            soft_delete(session, by=request.user, reason=form.cleaned_data["reason"])
+        except LifecycleConflict as exc:
+            messages.info(request, str(exc))
+            return redirect("web:trash")
+        messages.success(
+            request,
+            f"Moved “{session.title or session.public_id}” and its "
+            f"{session.message_count:,} messages to the trash. It can be restored until "
+            f"{recovery_deadline(session):%Y-%m-%d}.",
+        )
+        return redirect("web:sessions")
+    return render(
+        request,
+        "web/session/delete.html",
+        {"session": session, "form": form, "trash_days": session.project.trash_days},
+    )

@@ -1,0 +1,70 @@
+"""API tokens of the current team's projects, for its admins: create (the raw token is
+shown once, on the answer to the POST, and never stored), list, revoke."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from teams.models import ApiToken, Role
+from web.forms import TokenForm
+from web.scope import Workspace
+
+
+def _tokens(workspace):
+    if workspace.team is None:
+        return ApiToken.objects.none()
+    return (
+        workspace.access.scope(ApiToken.objects.all())
+        .filter(team=workspace.team)
+        .select_related("project", "created_by")
+        .order_by("revoked_at", "-created_at")
+    )
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def tokens(request):
+    workspace = Workspace.of(request)
+    if workspace.team is None:
+        raise Http404("You are not in a team yet.")
+    workspace.require(Role.ADMIN)
+    form = TokenForm(
+        request.POST if request.method == "POST" else None,
+        projects=workspace.projects,
+        initial={"project": workspace.project.pk if workspace.project else None},
+    )
+    created = None
+    if request.method == "POST" and form.is_valid():
+        project = next(p for p in workspace.projects if p.pk == form.cleaned_data["project"])
+        token, raw = ApiToken.issue(
+            project, name=form.cleaned_data["name"].strip(), created_by=request.user
+        )
+        created = {"token": token, "raw": raw}
+        form = TokenForm(projects=workspace.projects, initial={"project": project.pk})
+    return render(
+        request,
+        "web/tokens.html",
+        {"form": form, "tokens": list(_tokens(workspace)[:500]), "created": created},
+    )
+
+
+@login_required
+@require_POST
+def token_revoke(request, pk):
+    workspace = Workspace.of(request)
+    token = workspace.access.scope(ApiToken.objects.select_related("project")).filter(pk=pk).first()
+    if token is None:
+        raise Http404("No such token.")
+    workspace.require(Role.ADMIN, token.team_id)
+    label = token.name or token.prefix + "…"
+    if token.revoke():
+        messages.success(request, f"Revoked “{label}”: agents using it are refused from now on.")
+    else:
+        messages.info(request, f"“{label}” was already revoked.")
+    return redirect("web:tokens")
