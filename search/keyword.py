@@ -28,9 +28,10 @@ from sessions.models import SEARCH_CONFIG
 MAX_TERMS = 32
 # What a message is ranked on: its own words (weight A) and its context's (sessions/
 # neighbours.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so that
-# of a question and its answer, the one that holds the words ranks first.
+# of a question and its answer, the one that holds the words ranks first. On LoCoMo's tuning
+# conversations (0-4) 0.75 did best: turn recall@10 0.771 (1.0: 0.761, 0.5: 0.765).
 DOCUMENT = "(setweight(m.search_vector, 'A') || coalesce(m.context_vector, ''::tsvector))"
-CONTEXT_WEIGHT = 0.5
+CONTEXT_WEIGHT = 0.75
 WEIGHTS = f"'{{{CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"  # ts_rank's {D, C, B, A}
 _OPERATORS = re.compile(r'"|(?:^|\s)-\w|\s+or\s+', re.IGNORECASE)
 
