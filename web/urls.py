@@ -1,13 +1,17 @@
 from django.urls import path
 
-from web.views import home, search, session, sessions, tokens, trash
+from web.views import bulk, home, search, session, sessions, tokens, trash
 
 app_name = "web"
 
 urlpatterns = [
     path("", home.home, name="home"),
     path("switch", home.switch, name="switch"),
+    path("dashboard/enrichment", home.enrichment, name="enrichment"),
+    path("dashboard/retry", home.retry_failures, name="retry-failures"),
     path("sessions", sessions.session_list, name="sessions"),
+    path("sessions/bulk-delete", bulk.bulk_delete, name="bulk-delete"),
+    path("trash/restore", bulk.bulk_restore, name="bulk-restore"),
     path("sessions/<str:public_id>", session.session_detail, name="session"),
     path("sessions/<str:public_id>/messages", session.session_messages, name="messages"),
     path("sessions/<str:public_id>/similar", session.session_similar, name="similar"),

@@ -43,6 +43,15 @@ def percent(value) -> int:
 
 
 @register.filter
+def thousands(value) -> str:
+    """12345 → "12,345"."""
+    try:
+        return f"{int(value or 0):,}"
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
 def duration(session) -> str:
     """ "3 min", "1 h 20 min" from a session's start to its end, "" when unknown."""
     if not session.ended_at or not session.started_at:

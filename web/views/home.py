@@ -1,41 +1,208 @@
-"""The start page (a placeholder for the dashboard) and the team/project switcher."""
+"""The dashboard (the start page) and the team/project switcher.
+
+Every figure is one aggregate query in PostgreSQL over the current team (and project, when
+one is picked), on the indexed columns: no row of a session is ever loaded into Python but
+the few recent ones shown. The enrichment card counts over messages, so it loads on its own
+(htmx), never holding the page back.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count, Min, Q, Sum
+from django.db.models.functions import TruncDate
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from sessions import pipeline
+from sessions.models import Entity, Message, Session
+from sessions.tasks import poke_enrichment
+from teams.models import Role
 from web.scope import Workspace
-from web.views.util import safe_next
+from web.views.util import is_htmx, safe_next
 
 RECENT = 8
+RECENT_COLUMNS = (
+    "public_id", "title", "agent_name", "agent_persona", "started_at", "message_count",
+    "size_bytes", "topics", "project__name", "status",
+)  # fmt: skip
+CHART_DAYS = 30
+TOP_ENTITIES = 12
+# Chart geometry (SVG user units; the SVG scales to its box).
+CHART_W, CHART_H, CHART_PAD = 600, 120, 2
+
+
+@dataclass
+class Bar:
+    day: object
+    value: int
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+def _bars(days: list, values: list[int]) -> dict:
+    top = max(values) if values else 0
+    slot = CHART_W / max(len(values), 1)
+    bars = []
+    for day, value in zip(days, values, strict=True):
+        height = 0.0 if not top else (CHART_H - CHART_PAD) * value / top
+        if value and height < 2:
+            height = 2.0  # a day with anything at all stays visible
+        bars.append(
+            Bar(day, value, round(slot * len(bars) + 1, 2), round(CHART_H - height, 2),
+                round(slot - 2, 2), round(height, 2))
+        )  # fmt: skip
+    return {"bars": bars, "max": top, "total": sum(values), "width": CHART_W, "height": CHART_H}
+
+
+def activity(sessions, days: int = CHART_DAYS) -> dict:
+    """Sessions and their messages per day (by start) over the last ``days`` days: one
+    GROUP BY on the (team|project, started_at) index."""
+    tz = timezone.get_current_timezone()
+    today = timezone.localdate()
+    first = today - timedelta(days=days - 1)
+    since = timezone.make_aware(datetime.combine(first, time.min), tz)
+    rows = (
+        sessions.filter(started_at__gte=since)
+        .annotate(day=TruncDate("started_at", tzinfo=tz))
+        .values("day")
+        .annotate(n=Count("id"), m=Sum("message_count"))
+        .order_by()
+    )
+    by_day = {r["day"]: (r["n"], r["m"] or 0) for r in rows}
+    span = [first + timedelta(days=i) for i in range(days)]
+    return {
+        "first": first,
+        "since": since,
+        "last": today,
+        "sessions": _bars(span, [by_day.get(d, (0, 0))[0] for d in span]),
+        "messages": _bars(span, [by_day.get(d, (0, 0))[1] for d in span]),
+    }
+
+
+def project_totals(workspace) -> tuple[list[dict], dict]:
+    """Sessions, messages and storage per project of the current team (one GROUP BY), with
+    what waits in the trash."""
+    alive = Q(deleted_at__isnull=True)
+    rows = {
+        r["project_id"]: r
+        for r in workspace.sessions()
+        .values("project_id")
+        .annotate(
+            sessions=Count("id", filter=alive),
+            messages=Sum("message_count", filter=alive),
+            storage=Sum("size_bytes", filter=alive),
+            trashed=Count("id", filter=~alive),
+        )
+        .order_by()
+    }
+    projects = workspace.projects if workspace.project is None else [workspace.project]
+    out = []
+    for p in projects:
+        r = rows.get(p.pk, {})
+        out.append(
+            {
+                "project": p,
+                "sessions": r.get("sessions") or 0,
+                "messages": r.get("messages") or 0,
+                "storage": r.get("storage") or 0,
+                "trashed": r.get("trashed") or 0,
+            }
+        )
+    totals = {k: sum(row[k] for row in out) for k in ("sessions", "messages", "storage", "trashed")}
+    return out, totals
+
+
+def top_entities(workspace, since) -> list[dict]:
+    """The entities most sessions touched since ``since`` (sessions of the scope, alive)."""
+    if workspace.team is None:
+        return []
+    sessions = workspace.sessions().alive().filter(started_at__gte=since)
+    if workspace.project is not None:
+        sessions = sessions.filter(project=workspace.project)
+    return list(
+        Entity.objects.filter(team_id=workspace.team.pk, session__in=sessions.values("id"))
+        .values("type", "normalized")
+        .annotate(sessions=Count("session_id"), mentions=Sum("count"), value=Min("value"))
+        .order_by("-sessions", "-mentions", "normalized")[:TOP_ENTITIES]
+    )
 
 
 @login_required
 def home(request):
     workspace = Workspace.of(request)
-    recent = workspace.sessions().alive()
-    if workspace.project:
-        recent = recent.filter(project=workspace.project)
-    recent = (
-        recent.select_related("project")
-        .only(
-            "public_id",
-            "title",
-            "agent_name",
-            "agent_persona",
-            "started_at",
-            "message_count",
-            "size_bytes",
-            "topics",
-            "project__name",
-            "status",
+    context = {"recent": [], "chart_days": CHART_DAYS}
+    if workspace.team is not None:
+        scoped = workspace.sessions().alive()
+        if workspace.project:
+            scoped = scoped.filter(project=workspace.project)
+        context["recent"] = list(
+            scoped.select_related("project")
+            .only(*RECENT_COLUMNS)
+            .order_by("-started_at", "-id")[:RECENT]
         )
-        .order_by("-started_at", "-id")[:RECENT]
+        context["projects"], context["totals"] = project_totals(workspace)
+        context["activity"] = activity(scoped)
+        context["entities"] = top_entities(workspace, context["activity"]["since"])
+    return render(request, "web/home.html", context)
+
+
+def _team_or_404(workspace):
+    if workspace.team is None:
+        raise Http404("You are not in a team yet.")
+    return workspace.team
+
+
+@login_required
+def enrichment(request):
+    """The dashboard's enrichment card: pending, failed, throughput (whole current team)."""
+    workspace = Workspace.of(request)
+    team = _team_or_404(workspace)
+    state = pipeline.pipeline_state(team_ids=[team.pk])
+    failed = state["messages"]["failed"] + state["sessions"]["failed"]
+    pending = state["messages"]["pending"] + state["sessions"]["pending"]
+    return render(
+        request,
+        "web/_enrichment.html" if is_htmx(request) else "web/enrichment.html",
+        {
+            "state": state,
+            "failed": failed,
+            "pending": pending,
+            "can_retry": workspace.can(Role.ADMIN),
+        },
     )
-    return render(request, "web/home.html", {"recent": list(recent)})
+
+
+@login_required
+@require_POST
+def retry_failures(request):
+    """Failed enrichment of the current team back to pending (admins), and wake a worker."""
+    workspace = Workspace.of(request)
+    team = _team_or_404(workspace)
+    workspace.require(Role.ADMIN)
+    with transaction.atomic():
+        sessions = pipeline.retry_failed(Session.objects.filter(team_id=team.pk))
+        msgs = pipeline.retry_failed(Message.objects.filter(team_id=team.pk))
+    if sessions or msgs:
+        transaction.on_commit(poke_enrichment)
+        messages.success(
+            request,
+            f"Re-queued {msgs:,} message{'s' if msgs != 1 else ''} and {sessions:,} "
+            f"session{'s' if sessions != 1 else ''}; the workers pick them up now.",
+        )
+    else:
+        messages.info(request, "Nothing has failed: there is nothing to retry.")
+    return redirect(safe_next(request, reverse("web:home")))
 
 
 @login_required

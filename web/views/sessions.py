@@ -8,7 +8,9 @@ from django.db.models.functions import Left
 from django.shortcuts import render
 
 from sessions.api.filters import SessionFilter
-from sessions.models import Message, Role
+from sessions.models import Message
+from sessions.models import Role as MessageRole
+from teams.models import Role
 from web.forms import SessionListForm
 from web.pagination import DEFAULT_SORT, BadCursor, paginate
 from web.scope import Workspace
@@ -23,7 +25,7 @@ LIST_COLUMNS = (
 def first_request():
     """The start of a session's first user message (for rows without a title)."""
     first = (
-        Message.objects.filter(session=OuterRef("pk"), role=Role.USER)
+        Message.objects.filter(session=OuterRef("pk"), role=MessageRole.USER)
         .order_by("seq")
         .annotate(head=Left("content", 240))
         .values("head")[:1]
@@ -60,32 +62,46 @@ def with_workspace_project(request, workspace) -> dict:
     return data
 
 
+def filtered_sessions(request, workspace):
+    """The list's form and its filtered queryset (of the current team; any deletion state),
+    or errors. Shared by the list and bulk delete, so both see the same sessions."""
+    form = SessionListForm(with_workspace_project(request, workspace), projects=workspace.projects)
+    if not form.is_valid():
+        return form, None, []
+    filterset = SessionFilter(filter_params(form), queryset=workspace.sessions())
+    if not filterset.is_valid():
+        return form, None, [f"{k}: {' '.join(v)}" for k, v in filterset.errors.items()]
+    return form, filterset.qs, []
+
+
 @login_required
 def session_list(request):
     workspace = Workspace.of(request)
-    form = SessionListForm(with_workspace_project(request, workspace), projects=workspace.projects)
-    page, errors = None, []
-    base = (
-        workspace.sessions()
-        .alive()
-        .select_related("project")
-        .only(*LIST_COLUMNS)
-        .annotate(first_request=first_request())
-    )
-    sort = DEFAULT_SORT
-    if form.is_valid():
-        sort = form.cleaned_data.get("sort") or DEFAULT_SORT
-        filterset = SessionFilter(filter_params(form), queryset=base)
-        if filterset.is_valid():
-            try:
-                page = paginate(filterset.qs, sort, request.GET.get("cursor"))
-            except BadCursor as exc:
-                errors.append(str(exc))
-                page = paginate(filterset.qs, sort, None)
-        else:
-            errors += [f"{k}: {' '.join(v)}" for k, v in filterset.errors.items()]
+    form, queryset, errors = filtered_sessions(request, workspace)
+    page = None
+    sort = (
+        form.cleaned_data.get("sort") if hasattr(form, "cleaned_data") else None
+    ) or DEFAULT_SORT
+    if queryset is not None:
+        rows = (
+            queryset.alive()
+            .select_related("project")
+            .only(*LIST_COLUMNS)
+            .annotate(first_request=first_request())
+        )
+        try:
+            page = paginate(rows, sort, request.GET.get("cursor"))
+        except BadCursor as exc:
+            errors.append(str(exc))
+            page = paginate(rows, sort, None)
     return render(
         request,
         "web/sessions/list.html",
-        {"form": form, "page": page, "errors": errors, "sort": sort},
+        {
+            "form": form,
+            "page": page,
+            "errors": errors,
+            "sort": sort,
+            "can_delete": workspace.can(Role.ADMIN) if workspace.team else False,
+        },
     )

@@ -63,4 +63,30 @@
     var message = event.target.getAttribute && event.target.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();
   }, true);
+
+  // Bulk selection: a "select all" box and a live count of the ticked rows.
+  function syncBulk(form) {
+    var boxes = document.querySelectorAll('input[type=checkbox][form="' + form.id + '"]');
+    var ticked = Array.prototype.filter.call(boxes, function (b) { return b.checked; }).length;
+    var label = form.querySelector("[data-bulk-count]");
+    if (label) {
+      if (!label.dataset.idle) label.dataset.idle = label.textContent;
+      label.textContent = ticked ? ticked + " selected" : label.dataset.idle;
+    }
+    form.classList.toggle("has-selection", ticked > 0);
+  }
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    if (box.matches && box.matches("[data-check-all]")) {
+      var form = document.querySelector(".bulk-bar");
+      if (!form) return;
+      document.querySelectorAll('input[type=checkbox][form="' + form.id + '"]').forEach(function (b) {
+        b.checked = box.checked;
+      });
+      syncBulk(form);
+    } else if (box.getAttribute && box.getAttribute("form")) {
+      var owner = document.getElementById(box.getAttribute("form"));
+      if (owner && owner.classList.contains("bulk-bar")) syncBulk(owner);
+    }
+  });
 })();
