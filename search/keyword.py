@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from dataclasses import dataclass
 
 from django.db import connection
@@ -26,6 +27,14 @@ from search.filters import Filters, Scope, message_where, session_where
 from sessions.models import SEARCH_CONFIG
 
 MAX_TERMS = 32
+# Past this many messages in scope, word statistics are estimated and ranking is pooled (see
+# term_idfs and candidates): exact counting there takes seconds.
+EXACT_STATS_MAX_DOCS = 50_000
+STATS_CACHE_SECONDS = 300
+DOCUMENTS_CACHE_SECONDS = 30
+COMMON_SHARE = 0.05
+POOL_TERMS = 6
+POOL_PER_TERM = 1000
 # What a message is ranked on: its own words (weight A) and its context's (sessions/
 # neighbours.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so that
 # of a question and its answer, the one that holds the words ranks first. On LoCoMo's tuning
@@ -89,9 +98,23 @@ class KeywordScore:
 
 
 def term_idfs(query: KeywordQuery, scope: Scope, filters: Filters, documents: int) -> list[float]:
-    """IDF of each query lexeme over the messages in scope (``documents`` of them)."""
+    """IDF of each query lexeme over the messages in scope (``documents`` of them): counted
+    exactly in scopes up to ``EXACT_STATS_MAX_DOCS``, estimated from PostgreSQL's column
+    statistics beyond (counting every match of a common word in a huge scope takes seconds)."""
     if query.empty:
         return []
+    if documents > EXACT_STATS_MAX_DOCS:
+        frequencies = [round(share * documents) for share in estimated_shares(query.terms)]
+    else:
+        frequencies = _counted_frequencies(query, scope, filters)
+    idfs = []
+    for df in frequencies:
+        n = max(documents, df)
+        idfs.append(math.log(1 + (n - df + 0.5) / (df + 0.5)))
+    return idfs
+
+
+def _counted_frequencies(query: KeywordQuery, scope: Scope, filters: Filters) -> list[int]:
     where = message_where(scope, filters)
     match_sql, match_params = query.match_sql
     counts = ", ".join(f"count(*) FILTER (WHERE {DOCUMENT} @@ %s::tsquery)" for _ in query.terms)
@@ -102,12 +125,34 @@ def term_idfs(query: KeywordQuery, scope: Scope, filters: Filters, documents: in
             f"WHERE {match_sql} AND {where.sql}",
             [*(_quote(t) for t in query.terms), *match_params, *where.params],
         )
-        frequencies = cursor.fetchone()
-    idfs = []
-    for df in frequencies:
-        n = max(documents, df)
-        idfs.append(math.log(1 + (n - df + 0.5) / (df + 0.5)))
-    return idfs
+        return list(cursor.fetchone())
+
+
+_stats_cache: dict = {"at": -math.inf, "shares": {}, "floor": 0.0}
+
+
+def estimated_shares(terms: tuple[str, ...]) -> list[float]:
+    """Share of messages containing each lexeme, from ``pg_stats`` (what ANALYZE keeps of
+    the tsvector columns: their ~1,000 most common lexemes with frequencies). A lexeme not
+    among them is rarer than the rarest listed: it gets half of that."""
+    now = time.monotonic()
+    if now - _stats_cache["at"] > STATS_CACHE_SECONDS:
+        shares: dict[str, float] = {}
+        floor = 1.0
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+                " WHERE tablename = 'agent_sessions_message'"
+                " AND attname IN ('search_vector', 'context_vector')"
+            )
+            for elements, freqs in cursor.fetchall():
+                if not elements or not freqs:
+                    continue
+                for element, freq in zip(elements, freqs, strict=False):
+                    shares[element] = max(shares.get(element, 0.0), freq)
+                floor = min(floor, freqs[len(elements)])  # the minimum, after the list
+        _stats_cache.update(at=now, shares=shares, floor=floor / 2 if shares else 0.001)
+    return [_stats_cache["shares"].get(t, _stats_cache["floor"]) for t in terms]
 
 
 def _score_sql(query: KeywordQuery, idfs: list[float]) -> tuple[str, str, list]:
@@ -128,22 +173,53 @@ def _score_sql(query: KeywordQuery, idfs: list[float]) -> tuple[str, str, list]:
 
 
 def candidates(
-    query: KeywordQuery, scope: Scope, filters: Filters, idfs: list[float], limit: int
+    query: KeywordQuery,
+    scope: Scope,
+    filters: Filters,
+    idfs: list[float],
+    limit: int,
+    documents: int = 0,
 ) -> dict[int, KeywordScore]:
-    """The ``limit`` best-scoring messages, best first (dicts keep insertion order)."""
+    """The ``limit`` best-scoring messages, best first (dicts keep insertion order).
+
+    Every matching message is ranked in scopes up to ``EXACT_STATS_MAX_DOCS``. Beyond, the
+    messages to rank come from the query's rarer lexemes (at most ``POOL_PER_TERM`` messages
+    each, from up to ``POOL_TERMS`` lexemes found in under ``COMMON_SHARE`` of the messages —
+    or the rarest one when all are common): a word in a third of a million messages cannot
+    pick the best ten, and ranking all its matches would take seconds. The least common of the
+    common lexemes always adds its pool too."""
     if query.empty:
         return {}
     where = message_where(scope, filters)
     match_sql, match_params = query.match_sql
     score, covered, score_params = _score_sql(query, idfs)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT m.id, {score} AS score, {covered} AS coverage "
-            "FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id "
-            f"WHERE {match_sql} AND {where.sql} "
-            "ORDER BY score DESC, m.id LIMIT %s",
-            [*score_params, *match_params, *where.params, limit],
+    select = (
+        f"SELECT m.id, {score} AS score, {covered} AS coverage "
+        "FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id "
+    )
+    if documents <= EXACT_STATS_MAX_DOCS or query.strict:
+        sql = f"{select} WHERE {match_sql} AND {where.sql} ORDER BY score DESC, m.id LIMIT %s"
+        params = [*score_params, *match_params, *where.params, limit]
+    else:
+        by_rarity = sorted(zip(idfs, query.terms, strict=True), reverse=True)
+        common_idf = math.log(1 + (1 - COMMON_SHARE) / COMMON_SHARE)
+        rare = [t for idf, t in by_rarity if idf >= common_idf][:POOL_TERMS]
+        common = [t for idf, t in by_rarity if idf < common_idf]
+        rare += common[:1]  # so that a query of unknown words plus a common one finds something
+        pools = " UNION ".join(
+            "(SELECT m.id FROM agent_sessions_message m"
+            " JOIN agent_sessions_session s ON s.id = m.session_id"
+            f" WHERE (m.search_vector @@ %s::tsquery OR m.context_vector @@ %s::tsquery)"
+            f" AND {where.sql} LIMIT {POOL_PER_TERM})"
+            for _ in rare
         )
+        pool_params = []
+        for term in rare:
+            pool_params += [_quote(term), _quote(term), *where.params]
+        sql = f"{select} WHERE m.id IN ({pools}) ORDER BY score DESC, m.id LIMIT %s"
+        params = [*score_params, *pool_params, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
         return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}
 
 
@@ -162,8 +238,18 @@ def scores_for(
         return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}
 
 
+_documents_cache: dict[tuple, tuple[float, int]] = {}
+
+
 def scope_documents(scope: Scope, filters: Filters) -> int:
-    """Messages in scope (from the sessions' counts: cheap at any size)."""
+    """Messages in scope (from the sessions' counts), remembered for ``STATS_CACHE_SECONDS``
+    per scope and filters: summing 100k sessions' counts costs ~50 ms; an IDF a few
+    messages out of date costs nothing."""
+    key = (scope, filters)
+    now = time.monotonic()
+    cached = _documents_cache.get(key)
+    if cached and now - cached[0] < DOCUMENTS_CACHE_SECONDS:
+        return cached[1]
     where = session_where(scope, filters)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -171,4 +257,8 @@ def scope_documents(scope: Scope, filters: Filters) -> int:
             f"WHERE {where.sql}",
             where.params,
         )
-        return int(cursor.fetchone()[0])
+        documents = int(cursor.fetchone()[0])
+    if len(_documents_cache) > 10_000:
+        _documents_cache.clear()
+    _documents_cache[key] = (now, documents)
+    return documents

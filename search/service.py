@@ -82,7 +82,7 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
             )
     idfs = keyword.term_idfs(kquery, scope, filters, documents) if mode != "semantic" else []
     if mode != "semantic":
-        matches = keyword.candidates(kquery, scope, filters, idfs, pool)
+        matches = keyword.candidates(kquery, scope, filters, idfs, pool, documents)
         for rank, (message_id, score) in enumerate(matches.items(), start=1):
             c = candidates.setdefault(message_id, ranking.Candidate(message_id))
             c.rank_keyword, c.keyword_score, c.coverage = rank, score.score, score.coverage

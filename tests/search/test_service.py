@@ -173,3 +173,20 @@ def test_any_language_and_script(project):
     for query in ("数据库连接池", "Datenbank", "база данных"):
         result = run(project, query)
         assert result.hits, query
+
+
+def test_large_scopes_estimate_word_statistics_and_rank_a_pool(project, corpus, monkeypatch):
+    from django.db import connection
+
+    from search import keyword
+
+    exact = run(project, "kubernetes registry for the release", mode="keyword", limit=3)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE agent_sessions_message")
+    keyword._stats_cache["at"] = float("-inf")
+    monkeypatch.setattr(keyword, "EXACT_STATS_MAX_DOCS", 0)  # every scope is "large"
+    pooled = run(project, "kubernetes registry for the release", mode="keyword", limit=3)
+    assert [h.message.pk for h in pooled.hits][:1] == [h.message.pk for h in exact.hits][:1]
+    assert pooled.hits[0].session == corpus["deploy"]
+    nothing_known = run(project, "zyxwvut qwertyuiop", mode="keyword")
+    assert nothing_known.hits == []
