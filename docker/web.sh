@@ -3,6 +3,8 @@
 set -e
 python manage.py migrate --noinput
 python manage.py bootstrap
+# One torch thread per web process: it embeds one short query at a time.
+export EMBEDDING_THREADS="${EMBEDDING_THREADS:-1}"
 exec gunicorn memoryapp.wsgi \
     --bind "0.0.0.0:${PORT:-8000}" \
     --workers "${WEB_CONCURRENCY:-3}" \

@@ -229,7 +229,11 @@ def main(argv: list[str] | None = None) -> int:
         prepare_database(env)
         use_color = sys.stdout.isatty()
         for child in children:
-            child.start(env, use_color)
+            # A web process embeds one short query at a time: one torch thread answers it in
+            # ~11 ms; two threads fighting over shared cores took up to 500 ms
+            # (bench/search_speed.py).
+            child_env = {**env, "EMBEDDING_THREADS": "1"} if child.name == "web" else env
+            child.start(child_env, use_color)
         url = f"http://{args.host}:{args.port}"
         if wait_healthy(f"{url}/healthz", children, timeout=120):
             say(f"memoryapp is up at {url}/  (API docs: {url}/api/docs/, admin: {url}/admin/)")

@@ -29,7 +29,7 @@ from sessions.models import SEARCH_CONFIG
 MAX_TERMS = 32
 # Past this many messages in scope, word statistics are estimated and ranking is pooled (see
 # term_idfs and candidates): exact counting there takes seconds.
-EXACT_STATS_MAX_DOCS = 50_000
+EXACT_STATS_MAX_DOCS = 10_000
 STATS_CACHE_SECONDS = 300
 DOCUMENTS_CACHE_SECONDS = 30
 COMMON_SHARE = 0.05
