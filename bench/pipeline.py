@@ -178,7 +178,7 @@ def main() -> None:
             )
 
             # Freshness under steady capture.
-            latencies, seq = [], 0
+            seq = 0
             interval = 10 / args.rate  # capture in groups of 10
             deadline = time.perf_counter() + args.freshness_seconds
             tracked = []
@@ -199,19 +199,31 @@ def main() -> None:
                 tracked.append((committed, [m.id for m in result.added]))
                 seq += 10
                 time.sleep(max(0.0, interval - (time.perf_counter() - tick)))
-            pending = {mid: t for t, ids in tracked for mid in ids}
-            while pending:
-                now = time.perf_counter()
-                done = set(
-                    MessageChunk.objects.filter(message_id__in=list(pending)).values_list(
-                        "message_id", flat=True
-                    )
+            # Wait for the last vectors, then read the latencies from the rows' own times:
+            # message committed (its created_at) → first chunk written (its created_at; the
+            # worker commits right after). Polling after the capture loop would measure
+            # "when we looked", not when the vector landed.
+            tracked_ids = [mid for _, ids in tracked for mid in ids]
+            deadline = time.perf_counter() + 300
+            while time.perf_counter() < deadline:
+                embedded_count = (
+                    MessageChunk.objects.filter(message_id__in=tracked_ids)
+                    .values("message_id")
+                    .distinct()
+                    .count()
                 )
-                for mid in done:
-                    latencies.append(now - pending.pop(mid))
-                if now - tracked[-1][0] > 300:
+                if embedded_count == len(tracked_ids):
                     break
-                time.sleep(0.05)
+                time.sleep(0.5)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT extract(epoch FROM min(c.created_at) - m.created_at)"
+                    " FROM agent_sessions_message m"
+                    " JOIN agent_sessions_messagechunk c ON c.message_id = m.id"
+                    " WHERE m.id = ANY(%s) GROUP BY m.id",
+                    [tracked_ids],
+                )
+                latencies = [float(row[0]) for row in cursor.fetchall()]
         finally:
             stop.set()
             sampler.join()
