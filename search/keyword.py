@@ -33,8 +33,8 @@ EXACT_STATS_MAX_DOCS = 10_000
 STATS_CACHE_SECONDS = 300
 DOCUMENTS_CACHE_SECONDS = 30
 COMMON_SHARE = 0.05
-POOL_TERMS = 6
-POOL_PER_TERM = 1000
+POOL_TERMS = 4
+POOL_PER_TERM = 500
 # What a message is ranked on: its own words (weight A) and its context's (sessions/
 # neighbours.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so that
 # of a question and its answer, the one that holds the words ranks first. On LoCoMo's tuning
@@ -117,13 +117,13 @@ def term_idfs(query: KeywordQuery, scope: Scope, filters: Filters, documents: in
 def _counted_frequencies(query: KeywordQuery, scope: Scope, filters: Filters) -> list[int]:
     where = message_where(scope, filters)
     match_sql, match_params = query.match_sql
-    counts = ", ".join(f"count(*) FILTER (WHERE {DOCUMENT} @@ %s::tsquery)" for _ in query.terms)
+    counts = ", ".join("count(*) FILTER (WHERE d.doc @@ %s::tsquery)" for _ in query.terms)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {counts} FROM agent_sessions_message m "
+            f"WITH d AS MATERIALIZED (SELECT {DOCUMENT} AS doc FROM agent_sessions_message m "
             "JOIN agent_sessions_session s ON s.id = m.session_id "
-            f"WHERE {match_sql} AND {where.sql}",
-            [*(_quote(t) for t in query.terms), *match_params, *where.params],
+            f"WHERE {match_sql} AND {where.sql}) SELECT {counts} FROM d",
+            [*match_params, *where.params, *(_quote(t) for t in query.terms)],
         )
         return list(cursor.fetchone())
 
@@ -158,10 +158,10 @@ def estimated_shares(terms: tuple[str, ...]) -> list[float]:
 def _score_sql(query: KeywordQuery, idfs: list[float]) -> tuple[str, str, list]:
     """(score expression, coverage expression, params for both, in that order)."""
     score = " + ".join(
-        f"%s::float8 * ts_rank({WEIGHTS}, {DOCUMENT}, %s::tsquery, 1)" for _ in query.terms
+        f"%s::float8 * ts_rank({WEIGHTS}, d.doc, %s::tsquery, 1)" for _ in query.terms
     )
     covered = " + ".join(
-        f"CASE WHEN {DOCUMENT} @@ %s::tsquery THEN %s::float8 ELSE 0 END" for _ in query.terms
+        "CASE WHEN d.doc @@ %s::tsquery THEN %s::float8 ELSE 0 END" for _ in query.terms
     )
     total = sum(idfs) or 1.0
     params = []
@@ -193,13 +193,16 @@ def candidates(
     where = message_where(scope, filters)
     match_sql, match_params = query.match_sql
     score, covered, score_params = _score_sql(query, idfs)
-    select = (
-        f"SELECT m.id, {score} AS score, {covered} AS coverage "
-        "FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id "
-    )
+    # The document is built once per row (MATERIALIZED), not once per query term.
+    rank = f"SELECT d.id, {score} AS score, {covered} AS coverage FROM d"
+    order = "ORDER BY score DESC, d.id LIMIT %s"
     if documents <= EXACT_STATS_MAX_DOCS or query.strict:
-        sql = f"{select} WHERE {match_sql} AND {where.sql} ORDER BY score DESC, m.id LIMIT %s"
-        params = [*score_params, *match_params, *where.params, limit]
+        sql = (
+            f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+            " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
+            f" WHERE {match_sql} AND {where.sql}) {rank} {order}"
+        )
+        params = [*match_params, *where.params, *score_params, limit]
     else:
         by_rarity = sorted(zip(idfs, query.terms, strict=True), reverse=True)
         common_idf = math.log(1 + (1 - COMMON_SHARE) / COMMON_SHARE)
@@ -216,8 +219,11 @@ def candidates(
         pool_params = []
         for term in rare:
             pool_params += [_quote(term), _quote(term), *where.params]
-        sql = f"{select} WHERE m.id IN ({pools}) ORDER BY score DESC, m.id LIMIT %s"
-        params = [*score_params, *pool_params, limit]
+        sql = (
+            f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+            f" FROM agent_sessions_message m WHERE m.id IN ({pools})) {rank} {order}"
+        )
+        params = [*pool_params, *score_params, limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}
@@ -232,8 +238,10 @@ def scores_for(
     score, covered, score_params = _score_sql(query, idfs)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT m.id, {score}, {covered} FROM agent_sessions_message m WHERE m.id = ANY(%s)",
-            [*score_params, message_ids],
+            f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+            " FROM agent_sessions_message m WHERE m.id = ANY(%s))"
+            f" SELECT d.id, {score}, {covered} FROM d",
+            [message_ids, *score_params],
         )
         return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}
 
