@@ -3,7 +3,7 @@
 Two paths, chosen from the size of the searched scope rather than left to the planner
 (which at 1M rows flips between them and then under-fills filtered HNSW scans):
 
-- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS``: the scope's chunks are found through
+- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` (100,000): the scope's chunks are found through
   the team/session indexes and every distance is computed. Recall is 1 by construction and
   a few thousand distances cost a few milliseconds.
 - **HNSW** beyond that, with ``hnsw.iterative_scan = relaxed_order``, over the chunk table
@@ -26,7 +26,10 @@ from django.db import connection, transaction
 from search.filters import Filters, Scope, message_where
 from sessions.embedding import embed
 
-EXACT_SCAN_MAX_CHUNKS = 20_000
+# A filtered HNSW scan reads about (rows wanted / the scope's share of the table) tuples:
+# for a 22k-message team in 1M that is ~14k tuples and 250 ms of page reads, while the exact
+# scan of a 20-90k scope through the team index costs tens of ms (bench/search_speed.py).
+EXACT_SCAN_MAX_CHUNKS = 100_000
 HNSW_EF_SEARCH = 100
 HNSW_MAX_SCAN_TUPLES = 40_000
 HNSW_OVERFETCH = 3
