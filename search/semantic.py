@@ -3,9 +3,9 @@
 Two paths, chosen from the size of the searched scope rather than left to the planner
 (which at 1M rows flips between them and then under-fills filtered HNSW scans):
 
-- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` (100,000): the scope's chunks are found through
-  the team/session indexes and every distance is computed. Recall is 1 by construction and
-  a few thousand distances cost a few milliseconds.
+- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` (100,000): the scope's chunks are
+  found through the team/session indexes and every distance is computed. Recall is 1 by
+  construction.
 - **HNSW** beyond that, with ``hnsw.iterative_scan = relaxed_order``, over the chunk table
   alone filtered by team (any join or second filter and the planner drops the index: 250-400
   ms instead of 6-15 ms at a 90k-message team), three times more than needed; the other
