@@ -279,6 +279,9 @@ class Message(Enrichable):
             ),
             GinIndex(fields=["search_vector"], name="message_search_gin"),
             GinIndex(fields=["context_vector"], name="message_context_gin"),
+            # The pipeline's recent throughput ("embedded in the last 5 minutes") reads a
+            # narrow time range; without it, a count over 1M messages took ~500 ms.
+            models.Index(fields=["enriched_at"], name="message_enriched_at_idx"),
         ]
 
     def __str__(self) -> str:
