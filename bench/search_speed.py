@@ -279,9 +279,45 @@ def build_indexes(conn, folder: Path) -> dict[str, float]:
     return times
 
 
+def copy_messages_and_chunks(conn, messages, chunks, context: str) -> None:
+    """COPY messages (through ``staging_message``, computing their keyword context with the
+    ``context`` SQL expression when given) and their chunks, inside the caller's transaction."""
+    from sessions.models import SEARCH_CONFIG
+
+    with conn.cursor().copy("COPY staging_message FROM STDIN") as copy:
+        for row in messages:
+            copy.write_row(row)
+    context_column, context_value, window = "", "", ""
+    if context:
+        context_column = ", context_vector"
+        context_value = f", to_tsvector('{SEARCH_CONFIG}', {context})"
+        window = " WINDOW w AS (PARTITION BY m.session_id ORDER BY m.seq)"
+    conn.execute(
+        "INSERT INTO agent_sessions_message (id, team_id, session_id, seq, role, author,"
+        " content, timestamp, token_count, client_id, tool_name, tool_call_id, metadata,"
+        " created_at, enrichment_status, enrichment_error, enrichment_attempts,"
+        f" enriched_at{context_column})"
+        " SELECT m.id, m.team_id, m.session_id, m.seq, m.role, m.author, m.content,"
+        " m.timestamp, m.token_count, '', '', '', '{}', now(), 'done', '', 0, now()"
+        f"{context_value} FROM staging_message m"
+        f" JOIN agent_sessions_session s ON s.id = m.session_id{window} ORDER BY m.id"
+    )
+    conn.execute("TRUNCATE staging_message")
+    with conn.cursor().copy(
+        "COPY agent_sessions_messagechunk (id, team_id, session_id, message_id, index,"
+        " char_start, char_end, text, embedding, model, created_at)"
+        " FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(
+            ["int8", "int8", "int8", "int8", "int2", "int4", "int4", "text", "vector",
+             "text", "timestamptz"]
+        )  # fmt: skip
+        for row in chunks:
+            copy.write_row(row)
+
+
 def load(conn, folder: Path, pool: Pool, sizes: list[int], projects: list) -> dict:
     """COPY sessions, messages and chunks for every team; returns timings."""
-    from sessions.models import SEARCH_CONFIG
 
     context = context_expression() if "context_vector" in columns_of(conn, MESSAGES) else None
     drop_search_indexes(conn, folder)
@@ -390,36 +426,7 @@ def load(conn, folder: Path, pool: Pool, sizes: list[int], projects: list) -> di
             ) as copy:
                 for row in sessions:
                     copy.write_row(row)
-            with conn.cursor().copy("COPY staging_message FROM STDIN") as copy:
-                for row in messages:
-                    copy.write_row(row)
-            context_column, context_value, window = "", "", ""
-            if context:
-                context_column = ", context_vector"
-                context_value = f", to_tsvector('{SEARCH_CONFIG}', {context})"
-                window = " WINDOW w AS (PARTITION BY m.session_id ORDER BY m.seq)"
-            conn.execute(
-                "INSERT INTO agent_sessions_message (id, team_id, session_id, seq, role, author,"
-                " content, timestamp, token_count, client_id, tool_name, tool_call_id, metadata,"
-                " created_at, enrichment_status, enrichment_error, enrichment_attempts,"
-                f" enriched_at{context_column})"
-                " SELECT m.id, m.team_id, m.session_id, m.seq, m.role, m.author, m.content,"
-                " m.timestamp, m.token_count, '', '', '', '{}', now(), 'done', '', 0, now()"
-                f"{context_value} FROM staging_message m"
-                f" JOIN agent_sessions_session s ON s.id = m.session_id{window} ORDER BY m.id"
-            )
-            conn.execute("TRUNCATE staging_message")
-            with conn.cursor().copy(
-                "COPY agent_sessions_messagechunk (id, team_id, session_id, message_id, index,"
-                " char_start, char_end, text, embedding, model, created_at)"
-                " FROM STDIN (FORMAT BINARY)"
-            ) as copy:
-                copy.set_types(
-                    ["int8", "int8", "int8", "int8", "int2", "int4", "int4", "text", "vector",
-                     "text", "timestamptz"]
-                )  # fmt: skip
-                for row in chunks:
-                    copy.write_row(row)
+            copy_messages_and_chunks(conn, messages, chunks, context)
         copy_seconds += time.perf_counter() - started
         done += size
         print(

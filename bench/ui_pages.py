@@ -76,7 +76,6 @@ def entity_vocabulary() -> list[tuple[str, str]]:
 def load(conn, folder: Path, pool, project, args) -> dict:
     """COPY sessions, messages, chunks and entities in batches; returns timings."""
     from bench import search_speed as ss
-    from sessions.models import SEARCH_CONFIG
 
     context = (
         ss.context_expression() if "context_vector" in ss.columns_of(conn, ss.MESSAGES) else None
@@ -173,36 +172,7 @@ def load(conn, folder: Path, pool, project, args) -> dict:
             ) as copy:
                 for row in sessions:
                     copy.write_row(row)
-            with conn.cursor().copy("COPY staging_message FROM STDIN") as copy:
-                for row in messages:
-                    copy.write_row(row)
-            context_column = context_value = window = ""
-            if context:
-                context_column = ", context_vector"
-                context_value = f", to_tsvector('{SEARCH_CONFIG}', {context})"
-                window = " WINDOW w AS (PARTITION BY m.session_id ORDER BY m.seq)"
-            conn.execute(
-                "INSERT INTO agent_sessions_message (id, team_id, session_id, seq, role, author,"
-                " content, timestamp, token_count, client_id, tool_name, tool_call_id, metadata,"
-                " created_at, enrichment_status, enrichment_error, enrichment_attempts,"
-                f" enriched_at{context_column})"
-                " SELECT m.id, m.team_id, m.session_id, m.seq, m.role, m.author, m.content,"
-                " m.timestamp, m.token_count, '', '', '', '{}', now(), 'done', '', 0, now()"
-                f"{context_value} FROM staging_message m"
-                f" JOIN agent_sessions_session s ON s.id = m.session_id{window} ORDER BY m.id"
-            )
-            conn.execute("TRUNCATE staging_message")
-            with conn.cursor().copy(
-                "COPY agent_sessions_messagechunk (id, team_id, session_id, message_id, index,"
-                " char_start, char_end, text, embedding, model, created_at)"
-                " FROM STDIN (FORMAT BINARY)"
-            ) as copy:
-                copy.set_types(
-                    ["int8", "int8", "int8", "int8", "int2", "int4", "int4", "text", "vector",
-                     "text", "timestamptz"]
-                )  # fmt: skip
-                for row in chunks:
-                    copy.write_row(row)
+            ss.copy_messages_and_chunks(conn, messages, chunks, context)
             with conn.cursor().copy(
                 "COPY agent_sessions_entity (id, team_id, session_id, type, value, normalized,"
                 " context, count, created_at) FROM STDIN"
@@ -292,10 +262,12 @@ def measure(user, args) -> list[dict]:
     asked = iter(questions(args.requests + 3))
 
     deep = "/sessions"
-    for _ in range(20):
+    for _ in range(20):  # as deep as 20 pages, or the last page of a small data set
         page = client.get(deep).content.decode()
-        cursor = re.search(r'href="\?[^"]*cursor=([\w-]+)[^"]*" rel="next"', page).group(1)
-        deep = f"/sessions?cursor={cursor}"
+        found = re.search(r'href="\?[^"]*cursor=([\w-]+)[^"]*" rel="next"', page)
+        if found is None:
+            break
+        deep = f"/sessions?cursor={found.group(1)}"
     pages = [
         ("dashboard /", lambda i: "/"),
         ("dashboard enrichment card", lambda i: "/dashboard/enrichment"),

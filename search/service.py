@@ -44,7 +44,6 @@ class MessageHit:
     similarity: float | None
     keyword_coverage: float
     snippet: Snippet
-    chunk_span: tuple[int, int] | None = None
 
 
 @dataclass
