@@ -24,10 +24,14 @@ COPY web ./web
 COPY templates ./templates
 COPY manage.py ./
 COPY docker ./docker
-ENV STATIC_ROOT=/app/static
+ENV STATIC_ROOT=/app/static \
+    MODEL_CACHE_DIR=/app/models
+# The query encoder's ONNX export is made here, once, rather than by each container.
 RUN pip install --no-cache-dir . \
-    && SECRET_KEY=build-only DATABASE_URL=postgres://build@localhost/build \
-       REDIS_URL=redis://localhost:6379/0 python manage.py collectstatic --noinput --verbosity 0
+    && export SECRET_KEY=build-only DATABASE_URL=postgres://build@localhost/build \
+       REDIS_URL=redis://localhost:6379/0 \
+    && python manage.py collectstatic --noinput --verbosity 0 \
+    && python manage.py prepare_query_encoder
 
 USER memoryapp
 EXPOSE 8000

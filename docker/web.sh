@@ -3,6 +3,8 @@
 set -e
 python manage.py migrate --noinput
 python manage.py bootstrap
+# The ONNX query encoder: made in the image; this only checks it is there.
+python manage.py prepare_query_encoder
 # One torch thread per web process: it embeds one short query at a time.
 export EMBEDDING_THREADS="${EMBEDDING_THREADS:-1}"
 exec gunicorn memoryapp.wsgi \

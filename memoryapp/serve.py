@@ -96,12 +96,14 @@ def port_free(host: str, port: int) -> bool:
 
 
 def prepare_database(env: dict[str, str]) -> None:
-    """Migrate, collect static files, create the first admin and demo team (idempotent)."""
+    """Migrate, collect static files, create the first admin and demo team, export the
+    query encoder (all idempotent)."""
     python = sys.executable
     for argv in (
         [python, "manage.py", "migrate", "--noinput"],
         [python, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
         [python, "manage.py", "bootstrap"],
+        [python, "manage.py", "prepare_query_encoder"],
     ):
         result = subprocess.run(argv, env=env, cwd=embedded.BASE_DIR, check=False)
         if result.returncode != 0:

