@@ -530,8 +530,8 @@ STEP_PATTERNS = [
     ("vector", "WITH nn AS"),  # the HNSW path
     ("vector", "(c.embedding <=> %s::vector) + 0"),  # the exact path
     ("parse", "unnest(to_tsvector"),
+    ("keyword", "ORDER BY score DESC"),  # with the counts, in scopes that count them
     ("idf", "count(*) FILTER"),
-    ("keyword", "ORDER BY score DESC"),
     ("snippets", "ts_headline"),
     ("scope", "sum(s.message_count)"),
     ("distances", "DISTINCT ON (c.message_id)"),

@@ -10,7 +10,7 @@ shape. Everything runs in SQL on the GIN index; only matching rows are ranked.
 
 Query syntax: a plain question matches any of its words (OR), because a natural-language
 question almost never has all its words in one message. When the query uses web-search
-operators (``"a phrase"``, ``-word``, ``or``), matching follows them exactly
+operators (``"a phrase"``, ``-word``), matching follows them exactly
 (``websearch_to_tsquery``, which never fails on malformed input) and ranking is the same.
 """
 
@@ -42,7 +42,9 @@ POOL_PER_TERM = 500
 DOCUMENT = "(setweight(m.search_vector, 'A') || coalesce(m.context_vector, ''::tsvector))"
 CONTEXT_WEIGHT = 0.75
 WEIGHTS = f"'{{{CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"  # ts_rank's {D, C, B, A}
-_OPERATORS = re.compile(r'"|(?:^|\s)-\w|\s+or\s+', re.IGNORECASE)
+# Quotes and a leading minus make a query strict; a bare "or" does not: "did we pick A or B?"
+# is a question, and a plain query already matches any of its words.
+_OPERATORS = re.compile(r'"|(?:^|\s)-\w')
 
 
 @dataclass(frozen=True)
@@ -97,35 +99,16 @@ class KeywordScore:
     coverage: float  # idf-weighted share of the query's lexemes present, 0..1
 
 
-def term_idfs(query: KeywordQuery, scope: Scope, filters: Filters, documents: int) -> list[float]:
-    """IDF of each query lexeme over the messages in scope (``documents`` of them): counted
-    exactly in scopes up to ``EXACT_STATS_MAX_DOCS``, estimated from PostgreSQL's column
-    statistics beyond (counting every match of a common word in a huge scope takes seconds)."""
-    if query.empty:
-        return []
-    if documents > EXACT_STATS_MAX_DOCS:
-        frequencies = [round(share * documents) for share in estimated_shares(query.terms)]
-    else:
-        frequencies = _counted_frequencies(query, scope, filters)
-    idfs = []
-    for df in frequencies:
-        n = max(documents, df)
-        idfs.append(math.log(1 + (n - df + 0.5) / (df + 0.5)))
-    return idfs
+def idf(documents: int, frequency: int) -> float:
+    """BM25's inverse document frequency of a lexeme found in ``frequency`` of ``documents``."""
+    n = max(documents, frequency)
+    return math.log(1 + (n - frequency + 0.5) / (frequency + 0.5))
 
 
-def _counted_frequencies(query: KeywordQuery, scope: Scope, filters: Filters) -> list[int]:
-    where = message_where(scope, filters)
-    match_sql, match_params = query.match_sql
-    counts = ", ".join("count(*) FILTER (WHERE d.doc @@ %s::tsquery)" for _ in query.terms)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH d AS MATERIALIZED (SELECT {DOCUMENT} AS doc FROM agent_sessions_message m "
-            "JOIN agent_sessions_session s ON s.id = m.session_id "
-            f"WHERE {match_sql} AND {where.sql}) SELECT {counts} FROM d",
-            [*match_params, *where.params, *(_quote(t) for t in query.terms)],
-        )
-        return list(cursor.fetchone())
+def estimated_idfs(query: KeywordQuery, documents: int) -> list[float]:
+    """IDFs from PostgreSQL's column statistics (``estimated_shares``), for scopes too big to
+    count in: counting every match of a common word in a huge scope takes seconds."""
+    return [idf(documents, round(share * documents)) for share in estimated_shares(query.terms)]
 
 
 _stats_cache: dict = {"at": -math.inf, "shares": {}, "floor": 0.0}
@@ -173,59 +156,105 @@ def _score_sql(query: KeywordQuery, idfs: list[float]) -> tuple[str, str, list]:
 
 
 def candidates(
-    query: KeywordQuery,
-    scope: Scope,
-    filters: Filters,
-    idfs: list[float],
-    limit: int,
-    documents: int = 0,
-) -> dict[int, KeywordScore]:
-    """The ``limit`` best-scoring messages, best first (dicts keep insertion order).
+    query: KeywordQuery, scope: Scope, filters: Filters, limit: int, documents: int
+) -> tuple[dict[int, KeywordScore], list[float]]:
+    """The ``limit`` best-scoring messages, best first (dicts keep insertion order), and the
+    IDF of each query lexeme they were scored with.
 
-    Every matching message is ranked in scopes up to ``EXACT_STATS_MAX_DOCS``. Beyond, the
-    messages to rank come from the query's rarer lexemes (at most ``POOL_PER_TERM`` messages
-    each, from up to ``POOL_TERMS`` lexemes found in under ``COMMON_SHARE`` of the messages —
-    or the rarest one when all are common): a word in a third of a million messages cannot
-    pick the best ten, and ranking all its matches would take seconds. The least common of the
-    common lexemes always adds its pool too."""
+    In scopes up to ``EXACT_STATS_MAX_DOCS`` messages (and for web-search syntax), every
+    matching message is ranked, with document frequencies counted over the matches in the
+    same statement (one pass over them, not one to count and one to rank). Beyond, the IDFs
+    are estimated (``estimated_idfs``) and the messages to rank come from the query's rarer
+    lexemes (at most ``POOL_PER_TERM`` messages each, from up to ``POOL_TERMS`` lexemes found
+    in under ``COMMON_SHARE`` of the messages — or the rarest one when all are common): a
+    word in a third of a million messages cannot pick the best ten, and ranking all its
+    matches would take seconds. The least common of the common lexemes always adds its pool
+    too."""
     if query.empty:
-        return {}
+        return {}, []
+    if documents <= EXACT_STATS_MAX_DOCS or query.strict:
+        return _ranked_with_counts(query, scope, filters, limit, documents)
+    idfs = estimated_idfs(query, documents)
+    return _ranked_from_pools(query, scope, filters, idfs, limit), idfs
+
+
+def _ranked_with_counts(
+    query: KeywordQuery, scope: Scope, filters: Filters, limit: int, documents: int
+) -> tuple[dict[int, KeywordScore], list[float]]:
     where = message_where(scope, filters)
     match_sql, match_params = query.match_sql
-    score, covered, score_params = _score_sql(query, idfs)
-    # The document is built once per row (MATERIALIZED), not once per query term.
-    rank = f"SELECT d.id, {score} AS score, {covered} AS coverage FROM d"
-    order = "ORDER BY score DESC, d.id LIMIT %s"
-    if documents <= EXACT_STATS_MAX_DOCS or query.strict:
-        sql = (
-            f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
-            " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
-            f" WHERE {match_sql} AND {where.sql}) {rank} {order}"
-        )
-        params = [*match_params, *where.params, *score_params, limit]
-    else:
-        by_rarity = sorted(zip(idfs, query.terms, strict=True), reverse=True)
-        common_idf = math.log(1 + (1 - COMMON_SHARE) / COMMON_SHARE)
-        rare = [t for idf, t in by_rarity if idf >= common_idf][:POOL_TERMS]
-        common = [t for idf, t in by_rarity if idf < common_idf]
-        rare += common[:1]  # so that a query of unknown words plus a common one finds something
-        pools = " UNION ".join(
-            "(SELECT m.id FROM agent_sessions_message m"
-            " JOIN agent_sessions_session s ON s.id = m.session_id"
-            f" WHERE (m.search_vector @@ %s::tsquery OR m.context_vector @@ %s::tsquery)"
-            f" AND {where.sql} LIMIT {POOL_PER_TERM})"
-            for _ in rare
-        )
-        pool_params = []
-        for term in rare:
-            pool_params += [_quote(term), _quote(term), *where.params]
-        sql = (
-            f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
-            f" FROM agent_sessions_message m WHERE m.id IN ({pools})) {rank} {order}"
-        )
-        params = [*pool_params, *score_params, limit]
+    terms = [_quote(t) for t in query.terms]
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE d.doc @@ %s::tsquery) AS f{i}" for i in range(len(terms))
+    )
+    weights = ", ".join(
+        f"ln(1 + (greatest(%s::float8, f{i}) - f{i} + 0.5) / (f{i} + 0.5)) AS w{i}"
+        for i in range(len(terms))
+    )
+    score = " + ".join(
+        f"w.w{i} * ts_rank({WEIGHTS}, d.doc, %s::tsquery, 1)" for i in range(len(terms))
+    )
+    covered = " + ".join(
+        f"CASE WHEN d.doc @@ %s::tsquery THEN w.w{i} ELSE 0 END" for i in range(len(terms))
+    )
+    total = " + ".join(f"w.w{i}" for i in range(len(terms)))
+    frequencies = ", ".join(f"f.f{i}" for i in range(len(terms)))
+    sql = (
+        f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+        " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
+        f" WHERE m.team_id = ANY(%s) AND {match_sql} AND {where.sql}),"
+        f" f AS MATERIALIZED (SELECT {counts} FROM d),"
+        f" w AS MATERIALIZED (SELECT {weights} FROM f)"
+        f" SELECT d.id, {score} AS score, ({covered}) / ({total}) AS coverage, {frequencies}"
+        " FROM d, w, f ORDER BY score DESC, d.id LIMIT %s"
+    )
+    params = [
+        list(scope.team_ids),
+        *match_params,
+        *where.params,
+        *terms,
+        *[documents] * len(terms),
+        *terms,
+        *terms,
+        limit,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    found = {row[0]: KeywordScore(row[1], row[2]) for row in rows}
+    frequencies_found = rows[0][3:] if rows else [0] * len(terms)  # no match: no frequency
+    return found, [idf(documents, f) for f in frequencies_found]
+
+
+def _ranked_from_pools(
+    query: KeywordQuery, scope: Scope, filters: Filters, idfs: list[float], limit: int
+) -> dict[int, KeywordScore]:
+    where = message_where(scope, filters)
+    by_rarity = sorted(zip(idfs, query.terms, strict=True), reverse=True)
+    common_idf = math.log(1 + (1 - COMMON_SHARE) / COMMON_SHARE)
+    rare = [t for weight, t in by_rarity if weight >= common_idf][:POOL_TERMS]
+    common = [t for weight, t in by_rarity if weight < common_idf]
+    rare += common[:1]  # so that a query of unknown words plus a common one finds something
+    pools = " UNION ".join(
+        "(SELECT m.id FROM agent_sessions_message m"
+        " JOIN agent_sessions_session s ON s.id = m.session_id"
+        " WHERE m.team_id = ANY(%s)"
+        " AND (m.search_vector @@ %s::tsquery OR m.context_vector @@ %s::tsquery)"
+        f" AND {where.sql} LIMIT {POOL_PER_TERM})"
+        for _ in rare
+    )
+    pool_params = []
+    for term in rare:
+        pool_params += [list(scope.team_ids), _quote(term), _quote(term), *where.params]
+    score, covered, score_params = _score_sql(query, idfs)
+    sql = (
+        f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+        f" FROM agent_sessions_message m WHERE m.id IN ({pools}))"
+        f" SELECT d.id, {score} AS score, {covered} AS coverage FROM d"
+        " ORDER BY score DESC, d.id LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*pool_params, *score_params, limit])
         return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}
 
 

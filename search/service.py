@@ -79,9 +79,9 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
             candidates[message_id] = ranking.Candidate(
                 message_id, hit.chunk_id, hit.similarity, rank_vector=rank
             )
-    idfs = keyword.term_idfs(kquery, scope, filters, documents) if mode != "semantic" else []
+    idfs: list[float] = []
     if mode != "semantic":
-        matches = keyword.candidates(kquery, scope, filters, idfs, pool, documents)
+        matches, idfs = keyword.candidates(kquery, scope, filters, pool, documents)
         for rank, (message_id, score) in enumerate(matches.items(), start=1):
             c = candidates.setdefault(message_id, ranking.Candidate(message_id))
             c.rank_keyword, c.keyword_score, c.coverage = rank, score.score, score.coverage
