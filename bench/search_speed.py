@@ -9,8 +9,8 @@ messages in 100 teams, through the real API, with the vector side's recall again
   appended as ``bench/locomo.py`` does) and the natural-language strings and lines of the
   real transcripts in ``../shared/samples`` (role ``assistant``), each cut to 500 characters.
 - Team sizes follow a Zipf-like law, ``size_i ∝ 1/(i + 2)`` for i = 1..teams (at 1M and 100
-  teams: ~90k messages in the largest, ~2.6k in the smallest; 11 teams above the exact-scan
-  threshold). One project per team.
+  teams: ~90k messages in the largest, ~2.6k in the smallest, the median ~5k). One project
+  per team.
 - Sessions have 10-100 messages (log-uniform). A session walks the pool from a random
   starting point, so consecutive messages are consecutive turns of a real conversation.
   Each message's text is its pool text; half the messages have a second, random pool text
@@ -38,7 +38,7 @@ same number of queries. Each query is asked with that team's project token throu
   statement (``connection.execute_wrapper``) are timed inside the request to split the time;
 - ``POST /api/v1/context {query, max_tokens: 4000}``, cache cleared likewise;
 - vector recall@10: ``search.semantic.candidates`` for the team's scope, with the production
-  path choice (exact scan up to ``EXACT_SCAN_MAX_CHUNKS`` messages, HNSW beyond), with
+  path choice (``semantic.vector_path``: exact, quantized or HNSW by scope size), with
   ``limit=10`` and with the search's own pool (``MIN_POOL``, top 10 of it), against an
   exact scan (``ORDER BY (embedding <=> q) + 0`` within the team); and whether the plan
   of that vector statement really uses ``chunk_embedding_hnsw`` (the path's name does not
@@ -528,6 +528,7 @@ class Probe:
 
 STEP_PATTERNS = [
     ("vector", "WITH nn AS"),  # the HNSW path
+    ("vector", "WITH near AS"),  # the quantized path
     ("vector", "(c.embedding <=> %s::vector) + 0"),  # the exact path
     ("parse", "unnest(to_tsvector"),
     ("keyword", "ORDER BY score DESC"),  # with the counts, in scopes that count them
@@ -782,6 +783,7 @@ def groups(rows: list[Row], teams: list[Team]) -> list[tuple[str, list[Row]]]:
         ("largest quartile", [r for r in rows if r.team.quartile == 4]),
         ("5 largest teams", [r for r in rows if r.team.index in largest]),
         ("path exact", [r for r in rows if r.path == "exact"]),
+        ("path quantized", [r for r in rows if r.path == "quantized"]),
         ("path hnsw", [r for r in rows if r.path == "hnsw"]),
     ]
     return [(name, g) for name, g in out if g]
@@ -800,10 +802,13 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     )
     from search import semantic, service
 
-    above = sum(s > semantic.EXACT_SCAN_MAX_CHUNKS for s in sizes)
+    paths = defaultdict(int)
+    for size in sizes:
+        paths[semantic.vector_path(size)] += 1
     print(
-        f"EXACT_SCAN_MAX_CHUNKS {semantic.EXACT_SCAN_MAX_CHUNKS}: {above} teams take the HNSW "
-        f"path; HNSW_EF_SEARCH {semantic.HNSW_EF_SEARCH}, "
+        f"vector paths by team: {dict(paths)} (EXACT_SCAN_MAX_CHUNKS "
+        f"{semantic.EXACT_SCAN_MAX_CHUNKS}, QUANTIZED_MAX_CHUNKS {semantic.QUANTIZED_MAX_CHUNKS}, "
+        f"QUANTIZED_RERANK {semantic.QUANTIZED_RERANK}); HNSW_EF_SEARCH {semantic.HNSW_EF_SEARCH}, "
         f"HNSW_MAX_SCAN_TUPLES {semantic.HNSW_MAX_SCAN_TUPLES}"
     )
     print(
@@ -825,7 +830,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     print(f"\n== Hybrid search, GET /api/v1/search limit=10, {len(rows)} queries (ms)")
     header = (
         f"{'group':<18} {'teams msgs':>12} {'n':>4} {'p50':>6} {'p95':>6} {'max':>6} "
-        f"{'embed50':>7} {'exact/hnsw':>10} {'<10 hits':>8} | {'ctx p50':>7} {'ctx p95':>7} "
+        f"{'embed50':>7} {'exact/q/hnsw':>12} {'<10 hits':>8} | {'ctx p50':>7} {'ctx p95':>7} "
         f"| {'R@10':>5} {'R@10 pool':>9} {'vec p50':>7} {'vec p95':>7} {'HNSW idx':>8}"
     )
     print(header)
@@ -836,7 +841,8 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
             f"{name:<18} {f'{msgs[0]}-{msgs[-1]}':>12} {len(g):>4} {p([r.ms for r in g], 0.5):>6} "
             f"{p([r.ms for r in g], 0.95):>6} {max(r.ms for r in g):>6.1f} "
             f"{p([r.embed_ms for r in g], 0.5):>7} "
-            f"{sum(r.path == 'exact' for r in g):>4}/{sum(r.path == 'hnsw' for r in g):<5} "
+            f"{sum(r.path == 'exact' for r in g):>4}/{sum(r.path == 'quantized' for r in g)}"
+            f"/{sum(r.path == 'hnsw' for r in g):<4} "
             f"{sum(r.hits < 10 for r in g):>8} | {p([r.context_ms for r in g], 0.5):>7} "
             f"{p([r.context_ms for r in g], 0.95):>7} | "
             f"{statistics.fmean(r.recall10 for r in g):>5.3f} "
@@ -942,7 +948,7 @@ def main() -> None:
         for row in rows:
             vector_recall(row)
         explains = []
-        for path in ("exact", "hnsw"):
+        for path in ("exact", "quantized", "hnsw"):
             slow = sorted((r for r in rows if r.path == path), key=lambda r: -r.ms)
             for r in slow[: args.explain]:
                 target = max(r.statements, key=lambda s: s.ms)

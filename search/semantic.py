@@ -1,11 +1,15 @@
 """Vector retrieval: cosine distance over message chunks in pgvector.
 
-Two paths, chosen from the size of the searched scope rather than left to the planner
+Three paths, chosen from the size of the searched scope rather than left to the planner
 (which at 1M rows flips between them and then under-fills filtered HNSW scans):
 
-- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` (100,000): the scope's chunks are
-  found through the team/session indexes and every distance is computed. Recall is 1 by
-  construction.
+- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` messages: every distance of the
+  scope is computed. Recall is 1 by construction.
+- **quantized** up to ``QUANTIZED_MAX_CHUNKS``: the scope's ``QUANTIZED_RERANK`` nearest
+  chunks by Hamming distance between sign bits (``embedding_bits``, 48 bytes, read from a
+  covering index without touching the 1.5 KB vectors), then exact cosine over those. With all
+  filters in the first step, nothing is lost to them. Recall@10 0.99 at a 90k-message team
+  (``bench/search_speed.py``), in a sixth of the exact scan's time.
 - **HNSW** beyond that, with ``hnsw.iterative_scan = relaxed_order``, over the chunk table
   alone filtered by team (any join or second filter and the planner drops the index: 250-400
   ms instead of 6-15 ms at a 90k-message team), three times more than needed; the other
@@ -26,10 +30,14 @@ from django.db import connection, transaction
 from search.filters import Filters, Scope, message_where
 from sessions.embedding import embed_query
 
-# A filtered HNSW scan reads about (rows wanted / the scope's share of the table) tuples:
-# for a 22k-message team in 1M that is ~14k tuples and 250 ms of page reads, while the exact
-# scan of a 20-90k scope through the team index costs tens of ms (bench/search_speed.py).
-EXACT_SCAN_MAX_CHUNKS = 100_000
+# Measured at 1M messages in 100 teams (bench/search_speed.py): the exact scan costs ~3 ms
+# per 1,000 messages in scope (168 ms at 90k), the quantized one ~0.3 ms (25 ms at 90k) with
+# recall@10 0.99; a filtered HNSW scan reads about (rows wanted / the scope's share of the
+# table) tuples — for a 22k-message team in 1M, ~14k tuples and 250 ms of page reads — so
+# it pays only where a scope is a large share of a very large table.
+EXACT_SCAN_MAX_CHUNKS = 2_000
+QUANTIZED_MAX_CHUNKS = 200_000
+QUANTIZED_RERANK = 400  # chunks re-ranked by exact cosine, at least (4x the chunks wanted)
 HNSW_EF_SEARCH = 100
 HNSW_MAX_SCAN_TUPLES = 40_000
 HNSW_OVERFETCH = 3
@@ -63,8 +71,11 @@ def candidates(
     # several chunks do not crowd others out.
     chunk_limit = limit * 2
     rows = None
-    if scope_messages > EXACT_SCAN_MAX_CHUNKS:
+    path = vector_path(scope_messages)
+    if path == "hnsw":
         rows = _hnsw(vector, scope, filters, chunk_limit)
+    elif path == "quantized":
+        rows = _quantized(vector, scope, filters, chunk_limit)
     if rows is None:
         rows = _exact(vector, scope, filters, chunk_limit)
     best: dict[int, tuple[int, float]] = {}
@@ -74,6 +85,43 @@ def candidates(
         message_id: VectorHit(chunk_id, distance)
         for message_id, (chunk_id, distance) in list(best.items())[:limit]
     }
+
+
+def vector_path(scope_messages: int) -> str:
+    """Which path serves a scope of this many messages: "exact", "quantized" or "hnsw"."""
+    if scope_messages <= EXACT_SCAN_MAX_CHUNKS:
+        return "exact"
+    return "quantized" if scope_messages <= QUANTIZED_MAX_CHUNKS else "hnsw"
+
+
+def _quantized(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list[tuple]:
+    """Candidates by Hamming distance of sign bits from the covering team index (the session
+    join applies the filters; the message table only when a filter is on messages), then
+    their exact cosine distances."""
+    where = message_where(scope, filters)
+    messages = (
+        " JOIN agent_sessions_message m ON m.id = c.message_id" if filters.narrows_messages else ""
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH near AS MATERIALIZED ("
+            " SELECT c.id FROM agent_sessions_messagechunk c"
+            f" JOIN agent_sessions_session s ON s.id = c.session_id{messages}"
+            f" WHERE c.team_id = ANY(%s) AND {where.sql}"
+            " ORDER BY c.embedding_bits <~> binary_quantize(%s::vector) LIMIT %s)"
+            " SELECT c.id, c.message_id, c.embedding <=> %s::vector AS distance"
+            " FROM near JOIN agent_sessions_messagechunk c ON c.id = near.id"
+            " ORDER BY distance LIMIT %s",
+            [
+                list(scope.team_ids),
+                *where.params,
+                vector,
+                max(QUANTIZED_RERANK, chunk_limit * 4),
+                vector,
+                chunk_limit,
+            ],
+        )
+        return cursor.fetchall()
 
 
 def _exact(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list[tuple]:

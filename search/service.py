@@ -57,7 +57,7 @@ class SessionHit:
 class SearchResult:
     hits: list[MessageHit]
     sessions: list[SessionHit]
-    vector_path: str  # "exact" or "hnsw" or "none"
+    vector_path: str  # "exact", "quantized", "hnsw" or "none"
     took_ms: float
 
 
@@ -73,7 +73,7 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     vector = None
     if mode != "keyword":
         vector = semantic.query_vector(request.query)
-        vector_path = "exact" if documents <= semantic.EXACT_SCAN_MAX_CHUNKS else "hnsw"
+        vector_path = semantic.vector_path(documents)
         nearest = semantic.candidates(vector, scope, filters, pool, documents)
         for rank, (message_id, hit) in enumerate(nearest.items(), start=1):
             candidates[message_id] = ranking.Candidate(

@@ -20,9 +20,10 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models.functions import Left
+from django.db.models import F, Func
+from django.db.models.functions import Cast, Left
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import BitField, HnswIndex, VectorField
 
 from teams.models import Project, Team, TeamScopedQuerySet
 
@@ -303,6 +304,17 @@ class MessageChunk(models.Model):
     char_end = models.PositiveIntegerField()
     text = models.TextField(help_text="What was embedded (the chunk, with its context).")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    # The vector's signs, one bit per dimension (pgvector's binary_quantize): 48 bytes that a
+    # covering index holds, so a scope's nearest candidates are found by Hamming distance
+    # without reading the 1.5 KB vectors (search/semantic.py, the "quantized" path).
+    embedding_bits = models.GeneratedField(
+        expression=Cast(
+            Func(F("embedding"), function="binary_quantize", output_field=BitField()),
+            BitField(length=EMBEDDING_DIMENSIONS),
+        ),
+        output_field=BitField(length=EMBEDDING_DIMENSIONS),
+        db_persist=True,
+    )
     model = models.CharField(max_length=100)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -314,7 +326,12 @@ class MessageChunk(models.Model):
             models.UniqueConstraint(fields=["message", "index"], name="chunk_message_index_uniq"),
         ]
         indexes = [
-            models.Index(fields=["team"], name="chunk_team_idx"),
+            # Covering: a team's chunks and their bits come from the index alone.
+            models.Index(
+                fields=["team"],
+                include=["id", "session", "embedding_bits"],
+                name="chunk_team_bits_idx",
+            ),
             models.Index(fields=["session"], name="chunk_session_idx"),
             HnswIndex(
                 name="chunk_embedding_hnsw",

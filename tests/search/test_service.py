@@ -134,9 +134,45 @@ def test_another_teams_data_is_never_found(project, corpus):
     assert {h.session.project_id for h in theirs.hits} == {other.pk}
 
 
+def approximate_path(monkeypatch, path: str) -> None:
+    """Send every scope down the quantized or the HNSW path."""
+    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 0)
+    if path == "hnsw":
+        monkeypatch.setattr(semantic, "QUANTIZED_MAX_CHUNKS", 0)
+
+
+def test_quantized_path_finds_what_the_exact_scan_finds(project, corpus, monkeypatch):
+    exact = run(project, "deploying to production", mode="semantic", limit=5)
+    approximate_path(monkeypatch, "quantized")
+    approximate = run(project, "deploying to production", mode="semantic", limit=5)
+    assert exact.vector_path == "exact" and approximate.vector_path == "quantized"
+    assert [h.message.pk for h in approximate.hits] == [h.message.pk for h in exact.hits]
+    assert [h.similarity for h in approximate.hits] == [h.similarity for h in exact.hits]
+
+
+def test_quantized_path_applies_filters_before_choosing(project, corpus, monkeypatch):
+    # Many near-copies from other agents and roles; the filters keep few messages.
+    distractor = ProjectFactory(team=project.team)
+    for i in range(20):
+        capture(distractor, [("user", f"deploy note {i}: shipped build {i} to production")] * 10)
+    embed_all()
+    approximate_path(monkeypatch, "quantized")
+    wanted = Message.objects.filter(session=corpus["deploy"], role="assistant")
+    result = run(
+        project,
+        "deploying to production",
+        mode="semantic",
+        limit=10,
+        filters=Filters(agent="dev", role="assistant"),
+    )
+    assert result.vector_path == "quantized"
+    assert {h.message.pk for h in result.hits} == set(wanted.values_list("pk", flat=True))
+    assert wanted.exists()
+
+
 def test_hnsw_path_finds_what_the_exact_scan_finds(project, corpus, monkeypatch):
     exact = run(project, "deploying to production", mode="semantic", limit=5)
-    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 0)
+    approximate_path(monkeypatch, "hnsw")
     approximate = run(project, "deploying to production", mode="semantic", limit=5)
     assert exact.vector_path == "exact" and approximate.vector_path == "hnsw"
     assert [h.message.pk for h in approximate.hits] == [h.message.pk for h in exact.hits]
@@ -148,7 +184,7 @@ def test_selective_filter_on_the_hnsw_path_still_fills_the_page(project, corpus,
     for i in range(20):
         capture(distractor, [("user", f"deploy note {i}: shipped build {i} to production")] * 10)
     embed_all()
-    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 0)
+    approximate_path(monkeypatch, "hnsw")
     result = run(
         project, "deploying to production", mode="semantic", limit=10, filters=Filters(agent="dev")
     )
