@@ -28,13 +28,15 @@ from sessions.models import SEARCH_CONFIG
 
 MAX_TERMS = 32
 # Past this many messages in scope, word statistics are estimated and ranking is pooled (see
-# term_idfs and candidates): exact counting there takes seconds.
-EXACT_STATS_MAX_DOCS = 10_000
+# candidates): counting and ranking every match costs ~3 us a message (bench/search_speed.py:
+# 30-50 ms at 10k messages, seconds at 1M).
+EXACT_STATS_MAX_DOCS = 2_000
 STATS_CACHE_SECONDS = 300
 DOCUMENTS_CACHE_SECONDS = 30
 COMMON_SHARE = 0.05
 POOL_TERMS = 4
-POOL_PER_TERM = 500
+POOL_PER_TERM = 200
+RARE_FINDS_ENOUGH = 10
 # What a message is ranked on: its own words (weight A) and its context's (sessions/
 # neighbours.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so that
 # of a question and its answer, the one that holds the words ranks first. On LoCoMo's tuning
@@ -166,10 +168,10 @@ def candidates(
     same statement (one pass over them, not one to count and one to rank). Beyond, the IDFs
     are estimated (``estimated_idfs``) and the messages to rank come from the query's rarer
     lexemes (at most ``POOL_PER_TERM`` messages each, from up to ``POOL_TERMS`` lexemes found
-    in under ``COMMON_SHARE`` of the messages — or the rarest one when all are common): a
-    word in a third of a million messages cannot pick the best ten, and ranking all its
-    matches would take seconds. The least common of the common lexemes always adds its pool
-    too."""
+    in under ``COMMON_SHARE`` of the messages): a word in a third of a million messages cannot
+    pick the best ten, and ranking all its matches would take seconds. When the rare words'
+    pools hold fewer than ``RARE_FINDS_ENOUGH`` messages, the least common of the common
+    words adds its pool."""
     if query.empty:
         return {}, []
     if documents <= EXACT_STATS_MAX_DOCS or query.strict:
@@ -229,22 +231,39 @@ def _ranked_with_counts(
 def _ranked_from_pools(
     query: KeywordQuery, scope: Scope, filters: Filters, idfs: list[float], limit: int
 ) -> dict[int, KeywordScore]:
-    where = message_where(scope, filters)
     by_rarity = sorted(zip(idfs, query.terms, strict=True), reverse=True)
     common_idf = math.log(1 + (1 - COMMON_SHARE) / COMMON_SHARE)
     rare = [t for weight, t in by_rarity if weight >= common_idf][:POOL_TERMS]
     common = [t for weight, t in by_rarity if weight < common_idf]
-    rare += common[:1]  # so that a query of unknown words plus a common one finds something
+    found = _rank_pools(query, scope, filters, idfs, rare, limit) if rare else {}
+    if len(found) < min(limit, RARE_FINDS_ENOUGH) and common:
+        # (Almost) no message holds a rare word (or the rare words are unknown): the least
+        # common of the common ones adds its pool. Its index lookup is the costly one (25 ms
+        # for a word in 10% of 1M messages), so only then.
+        found = _rank_pools(query, scope, filters, idfs, [*rare, common[0]], limit)
+    return found
+
+
+def _rank_pools(
+    query: KeywordQuery,
+    scope: Scope,
+    filters: Filters,
+    idfs: list[float],
+    pool_terms: list[str],
+    limit: int,
+) -> dict[int, KeywordScore]:
+    """Rank the messages of the pools of ``pool_terms`` (each at most ``POOL_PER_TERM``)."""
+    where = message_where(scope, filters)
     pools = " UNION ".join(
         "(SELECT m.id FROM agent_sessions_message m"
         " JOIN agent_sessions_session s ON s.id = m.session_id"
         " WHERE m.team_id = ANY(%s)"
         " AND (m.search_vector @@ %s::tsquery OR m.context_vector @@ %s::tsquery)"
         f" AND {where.sql} LIMIT {POOL_PER_TERM})"
-        for _ in rare
+        for _ in pool_terms
     )
     pool_params = []
-    for term in rare:
+    for term in pool_terms:
         pool_params += [list(scope.team_ids), _quote(term), _quote(term), *where.params]
     score, covered, score_params = _score_sql(query, idfs)
     sql = (

@@ -226,3 +226,10 @@ def test_large_scopes_estimate_word_statistics_and_rank_a_pool(project, corpus, 
     assert pooled.hits[0].session == corpus["deploy"]
     nothing_known = run(project, "zyxwvut qwertyuiop", mode="keyword")
     assert nothing_known.hits == []
+
+
+def test_or_in_a_question_does_not_make_it_strict(project, corpus):
+    # As web-search syntax this would need "risotto" and "kubernetes" in one message.
+    result = run(project, "was it the risotto or kubernetes and redis", mode="keyword", limit=10)
+    found = {h.session for h in result.hits}
+    assert {corpus["cooking"], corpus["deploy"], corpus["auth"]} <= found
