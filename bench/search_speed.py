@@ -516,6 +516,7 @@ class Statement:
     ms: float
     sql: str
     params: object
+    beside: bool = False  # ran on the keyword side's own connection (search/aside.py)
 
 
 @dataclass
@@ -523,6 +524,7 @@ class Probe:
     """Per-request instrumentation: query embedding and SQL statements."""
 
     embed_ms: float = 0.0
+    wait_ms: float = 0.0  # the request thread waiting for the keyword side to finish
     statements: list[Statement] = field(default_factory=list)
 
 
@@ -561,10 +563,12 @@ def step_of(sql: str) -> str:
 
 class Instruments:
     def __init__(self):
-        from search import semantic
+        from search import aside, semantic, service
 
-        self.semantic = semantic
+        self.semantic, self.service, self.aside = semantic, service, aside
         self.original = semantic.query_vector
+        self.original_side = service._keyword_side
+        self.original_beside = aside.beside
         self.probe = Probe()
 
     def __enter__(self):
@@ -577,15 +581,41 @@ class Instruments:
             finally:
                 self.probe.embed_ms += (time.perf_counter() - started) * 1000
 
-        def wrapper(execute, sql, params, many, context):
+        def wrapper(execute, sql, params, many, context, beside=False):
             started = time.perf_counter()
             try:
                 return execute(sql, params, many, context)
             finally:
                 ms = (time.perf_counter() - started) * 1000
-                self.probe.statements.append(Statement(step_of(sql), ms, sql, params))
+                self.probe.statements.append(Statement(step_of(sql), ms, sql, params, beside))
+
+        def wrapper_beside(*args):
+            return wrapper(*args, beside=True)
+
+        def keyword_side(*args):
+            # Runs in a pool thread: its connection is that thread's own.
+            with connection.execute_wrapper(wrapper_beside):
+                return self.original_side(*args)
+
+        probe_of = self
+
+        class TimedFuture:
+            def __init__(self, future):
+                self.future = future
+
+            def result(self):
+                started = time.perf_counter()
+                try:
+                    return self.future.result()
+                finally:
+                    probe_of.probe.wait_ms += (time.perf_counter() - started) * 1000
+
+        def beside(work, *args):
+            return TimedFuture(self.original_beside(work, *args))
 
         self.semantic.query_vector = timed_query_vector
+        self.service._keyword_side = keyword_side
+        self.aside.beside = beside
         self._wrapper = connection.execute_wrapper(wrapper)
         self._wrapper.__enter__()
         return self
@@ -593,6 +623,8 @@ class Instruments:
     def __exit__(self, *exc):
         self._wrapper.__exit__(*exc)
         self.semantic.query_vector = self.original
+        self.service._keyword_side = self.original_side
+        self.aside.beside = self.original_beside
 
     def fresh(self) -> Probe:
         """A new probe, with the query-vector cache cleared (so the query gets embedded)."""
@@ -617,6 +649,8 @@ class Row:
     ms: float = 0.0
     took_ms: float = 0.0
     embed_ms: float = 0.0
+    wait_ms: float = 0.0
+    critical_sql_ms: float = 0.0  # statements on the request's own connection
     steps: dict[str, float] = field(default_factory=dict)
     path: str = ""
     hits: int = 0
@@ -675,9 +709,12 @@ def timed_search(instruments: Instruments, row: Row) -> None:
     row.path = body.get("vector_path", "?")
     row.hits = len(body["results"])
     row.embed_ms = probe.embed_ms
+    row.wait_ms = probe.wait_ms
     row.statements = probe.statements
     for s in probe.statements:
         row.steps[s.label] = row.steps.get(s.label, 0.0) + s.ms
+        if not s.beside:
+            row.critical_sql_ms += s.ms
 
 
 def timed_context(instruments: Instruments, row: Row) -> None:
@@ -692,7 +729,8 @@ def timed_context(instruments: Instruments, row: Row) -> None:
     body = response.json()
     row.context_tokens, row.context_blocks = body["tokens"], len(body["sessions"])
     row.context_embed_ms = probe.embed_ms
-    row.context_sql_ms = sum(s.ms for s in probe.statements)
+    # What the request thread spent in SQL or waiting for the keyword side's SQL.
+    row.context_sql_ms = sum(s.ms for s in probe.statements if not s.beside) + probe.wait_ms
     row.context_statements = probe.statements
 
 
@@ -857,8 +895,9 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     )
 
     print("\n== Where the search time goes (median per query, ms; p95 in brackets)")
-    labels = ["embed"] + [label for label, _ in STEP_PATTERNS]
-    labels += ["txn", "session_of", "load", "messages", "touch", "other", "python+http"]
+    labels = ["embed", *dict.fromkeys(label for label, _ in STEP_PATTERNS)]
+    labels += ["txn", "session_of", "load", "messages", "touch", "other", "wait keyword"]
+    labels += ["python+http"]
     for name, g in groups(rows, teams):
         if name in ("2nd quartile", "3rd quartile"):
             continue
@@ -866,8 +905,10 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         for label in labels:
             if label == "embed":
                 values = [r.embed_ms for r in g]
+            elif label == "wait keyword":
+                values = [r.wait_ms for r in g]
             elif label == "python+http":
-                values = [r.ms - r.embed_ms - sum(r.steps.values()) for r in g]
+                values = [r.ms - r.embed_ms - r.critical_sql_ms - r.wait_ms for r in g]
             else:
                 values = [r.steps.get(label, 0.0) for r in g]
             if max(values) >= 0.05:

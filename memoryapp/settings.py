@@ -192,6 +192,9 @@ EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "auto")
 # torch threads per process (0: torch's default, all cores). With several worker processes
 # on few cores, 1 each avoids them fighting over the same cores.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
+# Threads per process that run a hybrid search's keyword side beside its vector side, each
+# with its own database connection (search/aside.py); 0 runs the two sides in turn.
+SEARCH_CONCURRENCY = env_int("SEARCH_CONCURRENCY", 2, minimum=0)
 # Where the query encoder's ONNX export of the model is kept (sessions/query_encoder.py).
 MODEL_CACHE_DIR = env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models"))
 # Enrichment pipeline (sessions/pipeline.py).

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.utils import timezone
 
-from search import keyword, ranking, semantic
+from search import aside, keyword, ranking, semantic
 from search.filters import Filters, Scope, session_where
 from search.snippets import Snippet, snippets
 from sessions.models import Message, Session
@@ -65,8 +65,12 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     started = time.perf_counter()
     filters, mode = request.filters, request.mode
     documents = keyword.scope_documents(scope, filters)
-    kquery = keyword.parse(request.query)
     pool = max(MIN_POOL, request.limit * (10 if request.group_by_session else 5))
+    # The keyword side runs on its own connection while this thread embeds the query and
+    # scans vectors (search/aside.py).
+    keyword_side = aside.beside(
+        _keyword_side, request.query, scope, filters, pool, documents, mode != "semantic"
+    )
     vector_path = "none"
     candidates: dict[int, ranking.Candidate] = {}
 
@@ -79,9 +83,8 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
             candidates[message_id] = ranking.Candidate(
                 message_id, hit.chunk_id, hit.similarity, rank_vector=rank
             )
-    idfs: list[float] = []
+    kquery, matches, idfs = keyword_side.result()
     if mode != "semantic":
-        matches, idfs = keyword.candidates(kquery, scope, filters, pool, documents)
         for rank, (message_id, score) in enumerate(matches.items(), start=1):
             c = candidates.setdefault(message_id, ranking.Candidate(message_id))
             c.rank_keyword, c.keyword_score, c.coverage = rank, score.score, score.coverage
@@ -150,6 +153,17 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
         took,
     )
     return SearchResult(list(hits.values()), sessions, vector_path, took)
+
+
+def _keyword_side(
+    text: str, scope: Scope, filters: Filters, pool: int, documents: int, ranked: bool
+) -> tuple[keyword.KeywordQuery, dict[int, keyword.KeywordScore], list[float]]:
+    """The query's lexemes, and (when ``ranked``) its best keyword matches and their IDFs."""
+    kquery = keyword.parse(text)
+    if not ranked:
+        return kquery, {}, []
+    matches, idfs = keyword.candidates(kquery, scope, filters, pool, documents)
+    return kquery, matches, idfs
 
 
 def _session_of(message_ids: list[int]) -> dict[int, int]:

@@ -121,6 +121,16 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     worker.stop()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def close_search_connections(django_db_setup):
+    """Searches outside a transaction (live-server and transactional tests) leave the
+    search pool's threads connected to the test database; close them before it is dropped."""
+    yield
+    from search import aside
+
+    aside.shutdown()
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():

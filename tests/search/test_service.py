@@ -233,3 +233,37 @@ def test_or_in_a_question_does_not_make_it_strict(project, corpus):
     result = run(project, "was it the risotto or kubernetes and redis", mode="keyword", limit=10)
     found = {h.session for h in result.hits}
     assert {corpus["cooking"], corpus["deploy"], corpus["auth"]} <= found
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hybrid_search_runs_its_keyword_side_beside_on_its_own_connection(
+    project, monkeypatch, settings
+):
+    import threading
+
+    from search import aside, service
+
+    capture(project, AUTH, agent="architect")
+    capture(project, DEPLOY, agent="dev")
+    embed_all()
+    ran_on = []
+    original = service._keyword_side
+
+    def spy(*args):
+        ran_on.append(threading.current_thread().name)
+        return original(*args)
+
+    monkeypatch.setattr(service, "_keyword_side", spy)
+    settings.SEARCH_CONCURRENCY = 0
+    in_turn = run(project, "how do we ship the release to kubernetes", limit=5)
+    settings.SEARCH_CONCURRENCY = 2
+    try:
+        beside = run(project, "how do we ship the release to kubernetes", limit=5)
+    finally:
+        aside.shutdown()
+    assert ran_on[0] == threading.current_thread().name
+    assert ran_on[1].startswith("search-aside")
+    assert [(h.message.pk, h.relevance) for h in beside.hits] == [
+        (h.message.pk, h.relevance) for h in in_turn.hits
+    ]
+    assert beside.hits[0].session.agent_name == "dev"
