@@ -68,7 +68,7 @@ class SearchParamsSerializer(FilterParamsSerializer):
         allow_blank=True,
         max_length=MAX_QUERY_CHARS,
         help_text="What to look for. Plain words match any of them; web-search syntax "
-        '("a phrase", -word, or) is honoured by the keyword side.',
+        '("a phrase", -word) is honoured by the keyword side.',
     )
     mode = serializers.ChoiceField(choices=MODES, default="hybrid")
     limit = serializers.IntegerField(default=10, min_value=1, max_value=MAX_LIMIT)
