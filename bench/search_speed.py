@@ -9,8 +9,8 @@ messages in 100 teams, through the real API, with the vector side's recall again
   appended as ``bench/locomo.py`` does) and the natural-language strings and lines of the
   real transcripts in ``../shared/samples`` (role ``assistant``), each cut to 500 characters.
 - Team sizes follow a Zipf-like law, ``size_i ∝ 1/(i + 2)`` for i = 1..teams (at 1M and 100
-  teams: ~90k messages in the largest, ~2.6k in the smallest, the median ~5k). One project
-  per team.
+  teams: ~90k messages in the largest, ~2.6k in the smallest, the median ~5k), or with
+  ``--sizes equal`` are all the same (10k at 1M and 100 teams). One project per team.
 - Sessions have 10-100 messages (log-uniform). A session walks the pool from a random
   starting point, so consecutive messages are consecutive turns of a real conversation.
   Each message's text is its pool text; half the messages have a second, random pool text
@@ -50,7 +50,7 @@ average (the 2 cores are shared: compare runs made together); EXPLAIN ANALYZE of
 statements of the slowest queries.
 
     .venv/bin/python bench/search_speed.py [--messages 1000000] [--teams 100] [--queries 200]
-        [--keep DIR]   # DIR keeps the loaded database: a second run skips the load
+        [--sizes zipf|equal] [--keep DIR]  # DIR keeps the loaded data: a second run reuses it
 
 Check at small scale first (``--messages 50000``). At 1M the load takes ~3 min and the HNSW
 build ~5 min here, and the database folder ~6 GB. Settings such as ``EMBEDDING_THREADS=1``
@@ -178,8 +178,12 @@ def build_pool(folder: Path) -> tuple[Pool, float]:
     return Pool(texts, authors, roles, vectors), time.perf_counter() - started
 
 
-def team_sizes(messages: int, teams: int) -> list[int]:
-    """Zipf-like sizes, largest first, summing to ``messages``."""
+def team_sizes(messages: int, teams: int, law: str = "zipf") -> list[int]:
+    """Zipf-like (or equal) sizes, largest first, summing to ``messages``."""
+    if law == "equal":
+        sizes = [messages // teams] * teams
+        sizes[0] += messages - sum(sizes)
+        return sizes
     weights = 1.0 / (np.arange(1, teams + 1) + ZIPF_OFFSET)
     sizes = np.floor(weights / weights.sum() * messages).astype(int)
     sizes[0] += messages - sizes.sum()
@@ -457,15 +461,16 @@ def prepare(folder: Path, args) -> tuple[list, dict]:
     from sessions.models import Session
     from teams.services import ensure_team_and_project
 
-    sizes = team_sizes(args.messages, args.teams)
+    sizes = team_sizes(args.messages, args.teams, args.sizes)
     projects = [ensure_team_and_project(f"bench-{i:03d}", "main")[1] for i in range(args.teams)]
     marker = folder / MARKER
     if marker.exists():
         info = json.loads(marker.read_text())
-        if (info["messages"], info["teams"]) != (args.messages, args.teams):
+        loaded = (info["messages"], info["teams"], info.get("sizes", "zipf"))
+        if loaded != (args.messages, args.teams, args.sizes):
             raise SystemExit(
-                f"{folder} holds {info['messages']} messages in {info['teams']} teams; "
-                "use another --keep folder for other sizes"
+                f"{folder} holds {loaded[0]} messages in {loaded[1]} teams of {loaded[2]} "
+                "sizes; use another --keep folder for other sizes"
             )
         print(f"reusing the data loaded in {folder} ({info['messages']} messages)")
         return projects, info
@@ -493,6 +498,7 @@ def prepare(folder: Path, args) -> tuple[list, dict]:
         info = {
             "messages": args.messages,
             "teams": args.teams,
+            "sizes": args.sizes,
             "pool_texts": len(pool.texts),
             "pool_embed_s": pool_seconds,
             **timings,
@@ -939,7 +945,8 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     keep = f" --keep {args.keep}" if args.keep else " --keep DIR"
     print(
         "\nreproduce: .venv/bin/python bench/search_speed.py "
-        f"--messages {args.messages} --teams {args.teams} --queries {args.queries}{keep}"
+        f"--messages {args.messages} --teams {args.teams} --sizes {args.sizes} "
+        f"--queries {args.queries}{keep}"
     )
 
 
@@ -954,6 +961,13 @@ def main() -> None:
     parser.add_argument("--teams", type=int, default=100)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument(
+        "--sizes",
+        choices=["zipf", "equal"],
+        default="zipf",
+        help="team sizes: Zipf-like (default; ~90k messages in the largest of 100 teams) or "
+        "all equal (10k each at 1M in 100 teams)",
+    )
+    parser.add_argument(
         "--keep", type=Path, help="database folder to reuse (loaded once, then reused)"
     )
     parser.add_argument(
@@ -966,7 +980,7 @@ def main() -> None:
 
     with django_on_embedded_servers(args.keep) as folder:
         projects, info = prepare(folder, args)
-        teams = make_teams(projects, team_sizes(args.messages, args.teams))
+        teams = make_teams(projects, team_sizes(args.messages, args.teams, args.sizes))
         texts = questions(len(teams) + 20 + args.queries)
         warm, timed = texts[: len(teams) + 20], texts[len(teams) + 20 :]
         rows = [Row(teams[i % len(teams)], q) for i, q in enumerate(timed)]

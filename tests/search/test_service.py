@@ -141,21 +141,26 @@ def approximate_path(monkeypatch, path: str) -> None:
         monkeypatch.setattr(semantic, "QUANTIZED_MAX_CHUNKS", 0)
 
 
-def test_quantized_path_finds_what_the_exact_scan_finds(project, corpus, monkeypatch):
+@pytest.mark.parametrize("path", ["quantized", "hnsw"])
+def test_approximate_paths_find_what_the_exact_scan_finds(project, corpus, monkeypatch, path):
     exact = run(project, "deploying to production", mode="semantic", limit=5)
-    approximate_path(monkeypatch, "quantized")
+    approximate_path(monkeypatch, path)
     approximate = run(project, "deploying to production", mode="semantic", limit=5)
-    assert exact.vector_path == "exact" and approximate.vector_path == "quantized"
+    assert exact.vector_path == "exact" and approximate.vector_path == path
     assert [h.message.pk for h in approximate.hits] == [h.message.pk for h in exact.hits]
     assert [h.similarity for h in approximate.hits] == [h.similarity for h in exact.hits]
 
 
-def test_quantized_path_applies_filters_before_choosing(project, corpus, monkeypatch):
-    # Many near-copies from other agents and roles; the filters keep few messages.
+def add_distractors(project) -> None:
+    """200 near-copies in another project of the same team (another agent, role user)."""
     distractor = ProjectFactory(team=project.team)
     for i in range(20):
         capture(distractor, [("user", f"deploy note {i}: shipped build {i} to production")] * 10)
     embed_all()
+
+
+def test_quantized_path_applies_filters_before_choosing(project, corpus, monkeypatch):
+    add_distractors(project)
     approximate_path(monkeypatch, "quantized")
     wanted = Message.objects.filter(session=corpus["deploy"], role="assistant")
     result = run(
@@ -170,20 +175,8 @@ def test_quantized_path_applies_filters_before_choosing(project, corpus, monkeyp
     assert wanted.exists()
 
 
-def test_hnsw_path_finds_what_the_exact_scan_finds(project, corpus, monkeypatch):
-    exact = run(project, "deploying to production", mode="semantic", limit=5)
-    approximate_path(monkeypatch, "hnsw")
-    approximate = run(project, "deploying to production", mode="semantic", limit=5)
-    assert exact.vector_path == "exact" and approximate.vector_path == "hnsw"
-    assert [h.message.pk for h in approximate.hits] == [h.message.pk for h in exact.hits]
-
-
 def test_selective_filter_on_the_hnsw_path_still_fills_the_page(project, corpus, monkeypatch):
-    # 200 distractors in another project of the same team; the filter keeps 2 messages.
-    distractor = ProjectFactory(team=project.team)
-    for i in range(20):
-        capture(distractor, [("user", f"deploy note {i}: shipped build {i} to production")] * 10)
-    embed_all()
+    add_distractors(project)  # the filter keeps 2 of 202 messages
     approximate_path(monkeypatch, "hnsw")
     result = run(
         project, "deploying to production", mode="semantic", limit=10, filters=Filters(agent="dev")
