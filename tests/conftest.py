@@ -169,3 +169,14 @@ def outsider(db):
 @pytest.fixture
 def user(db):
     return UserFactory()
+
+
+@pytest.fixture
+def clean_vector_index(db):
+    """Rebuild the chunks' HNSW index (empty: the test has no rows yet). Earlier tests'
+    rolled-back chunks stay in it as dead entries, and a graph reached through them can
+    answer an index scan with nothing; a test about the index itself starts clean."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX INDEX chunk_embedding_hnsw")

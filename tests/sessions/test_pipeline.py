@@ -6,7 +6,6 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from django.db import connection, transaction
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -54,7 +53,7 @@ def test_headers_say_who_spoke():
     assert header_for("tool", "", "Bash") == "Bash output: "
 
 
-def test_embedding_pending_messages_makes_searchable_chunks_once():
+def test_embedding_pending_messages_makes_searchable_chunks_once(clean_vector_index):
     session = SessionFactory()
     needle = "The deploy key lives in vault path secret/deploy."
     long_message = MessageFactory(session=session, seq=0, content=FILLER * 40 + needle)
@@ -73,10 +72,7 @@ def test_embedding_pending_messages_makes_searchable_chunks_once():
 
     # The end of the long message is findable by meaning, through its own chunk.
     query = embed(["where is the deploy key stored?"])[0]
-    with transaction.atomic(), connection.cursor() as cursor:
-        # Earlier tests' rolled-back rows are dead entries in the HNSW index: scan on past them.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-        best = MessageChunk.objects.order_by(CosineDistance("embedding", query)).first()
+    best = MessageChunk.objects.order_by(CosineDistance("embedding", query)).first()
     assert best.message_id == long_message.id
     assert "secret/deploy" in best.text
 
