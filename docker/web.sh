@@ -8,6 +8,7 @@ python manage.py prepare_query_encoder
 # One torch thread per web process: it embeds one short query at a time.
 export EMBEDDING_THREADS="${EMBEDDING_THREADS:-1}"
 exec gunicorn memoryapp.wsgi \
+    --config python:memoryapp.gunicorn_hooks \
     --bind "0.0.0.0:${PORT:-8000}" \
     --workers "${WEB_CONCURRENCY:-3}" \
     --timeout 120 \

@@ -204,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
             [
                 os.path.join(bin_dir, "gunicorn"),
                 "memoryapp.wsgi",
+                "--config",
+                "python:memoryapp.gunicorn_hooks",
                 "--bind",
                 f"{args.host}:{args.port}",
                 "--workers",
