@@ -308,6 +308,9 @@ def stop_redis() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+SERVERS = ("postgres", "redis")
+
+
 @dataclass
 class Started:
     """Which embedded servers a call started (so that it stops only those)."""
@@ -343,7 +346,9 @@ def start_needed() -> Started:
 
 @contextlib.contextmanager
 def _users():
-    """The pids of live processes using the embedded servers (var/embedded-users), locked."""
+    """Who uses the embedded servers (var/embedded-users), locked: ``pids``, the live
+    processes using them, and ``owned``, the servers one of them started, which the last
+    one to leave stops (whoever started them may have left first)."""
     import fcntl
     import json
 
@@ -353,13 +358,19 @@ def _users():
         fcntl.flock(fh, fcntl.LOCK_EX)
         fh.seek(0)
         try:
-            pids = [pid for pid in json.loads(fh.read() or "[]") if _alive(pid)]
+            saved = json.loads(fh.read() or "[]")
         except ValueError:
-            pids = []
-        yield pids
+            saved = []
+        if isinstance(saved, list):  # the file's first shape: pids only
+            saved = {"pids": saved}
+        users = {
+            "pids": [pid for pid in saved.get("pids", []) if _alive(pid)],
+            "owned": [name for name in saved.get("owned", []) if name in SERVERS],
+        }
+        yield users
         fh.seek(0)
         fh.truncate()
-        fh.write(json.dumps(pids))
+        fh.write(json.dumps(users))
 
 
 def _alive(pid: int) -> bool:
@@ -374,21 +385,27 @@ def _alive(pid: int) -> bool:
 
 def register_user() -> None:
     """Note that this process uses the servers, so another one does not stop them under it."""
-    with _users() as pids:
-        if os.getpid() not in pids:
-            pids.append(os.getpid())
+    with _users() as users:
+        if os.getpid() not in users["pids"]:
+            users["pids"].append(os.getpid())
 
 
 def stop_started(started: Started) -> None:
-    """Stop what ``started`` says this process started, unless another process still uses it."""
-    with _users() as pids:
-        if os.getpid() in pids:
-            pids.remove(os.getpid())
-        if pids:
-            return  # someone else (another `make test`, `make run`) still needs them
-        if started.redis:
+    """Stop what ``started`` says this process started, unless another process still uses
+    it; then the last process to leave stops it."""
+    with _users() as users:
+        if os.getpid() in users["pids"]:
+            users["pids"].remove(os.getpid())
+        owned = set(users["owned"])
+        owned.update(name for name in SERVERS if getattr(started, name))
+        if users["pids"]:
+            # Someone else (another `make test`, `make run`) still needs them.
+            users["owned"] = sorted(owned)
+            return
+        users["owned"] = []
+        if "redis" in owned:
             stop_redis()
-        if started.postgres:
+        if "postgres" in owned:
             stop_postgres()
 
 

@@ -103,3 +103,35 @@ def test_cli_help_and_status(var):
     ).stdout
     assert "postgres  embedded, stopped" in status
     assert "redis     embedded, stopped" in status
+
+
+def test_the_last_user_out_stops_the_servers_whoever_started_them(var, monkeypatch):
+    stopped = []
+    monkeypatch.setattr(embedded, "stop_postgres", lambda: stopped.append("postgres"))
+    monkeypatch.setattr(embedded, "stop_redis", lambda: stopped.append("redis"))
+    this, other = os.getpid(), os.getppid()  # two live processes: `make run` and `make test`
+    other_process = embedded.Started()  # found both servers running
+
+    embedded.register_user()
+    with embedded._users() as users:
+        users["pids"].append(other)
+    embedded.stop_started(embedded.Started(postgres=True, redis=True))  # the starter leaves
+    assert stopped == []  # the other process still uses them
+
+    monkeypatch.setattr(os, "getpid", lambda: other)  # now the other one leaves, last
+    embedded.stop_started(other_process)
+    assert sorted(stopped) == ["postgres", "redis"]
+    with embedded._users() as users:
+        assert users == {"pids": [], "owned": []}
+
+    monkeypatch.setattr(os, "getpid", lambda: this)  # servers someone else started stay up
+    embedded.register_user()
+    embedded.stop_started(embedded.Started())
+    assert sorted(stopped) == ["postgres", "redis"]
+
+
+def test_a_users_file_of_the_first_shape_is_read(var):
+    var.mkdir(parents=True)
+    (var / "embedded-users").write_text(f"[{os.getppid()}, 999999999]")
+    with embedded._users() as users:
+        assert users == {"pids": [os.getppid()], "owned": []}
