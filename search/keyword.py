@@ -102,9 +102,13 @@ class KeywordScore:
 
 
 def idf(documents: int, frequency: int) -> float:
-    """BM25's inverse document frequency of a lexeme found in ``frequency`` of ``documents``."""
+    """BM25's inverse document frequency of a lexeme found in ``frequency`` of ``documents``
+    (``IDF_SQL`` is the same in SQL, for frequencies counted inside a statement)."""
     n = max(documents, frequency)
     return math.log(1 + (n - frequency + 0.5) / (frequency + 0.5))
+
+
+IDF_SQL = "ln(1 + (greatest({n}, {f}) - {f} + 0.5) / ({f} + 0.5))"
 
 
 def estimated_idfs(query: KeywordQuery, documents: int) -> list[float]:
@@ -140,21 +144,19 @@ def estimated_shares(terms: tuple[str, ...]) -> list[float]:
     return [_stats_cache["shares"].get(t, _stats_cache["floor"]) for t in terms]
 
 
-def _score_sql(query: KeywordQuery, idfs: list[float]) -> tuple[str, str, list]:
-    """(score expression, coverage expression, params for both, in that order)."""
-    score = " + ".join(
-        f"%s::float8 * ts_rank({WEIGHTS}, d.doc, %s::tsquery, 1)" for _ in query.terms
-    )
-    covered = " + ".join(
-        "CASE WHEN d.doc @@ %s::tsquery THEN %s::float8 ELSE 0 END" for _ in query.terms
-    )
-    total = sum(idfs) or 1.0
-    params = []
-    for term, idf in zip(query.terms, idfs, strict=True):
-        params += [idf, _quote(term)]
-    for term, idf in zip(query.terms, idfs, strict=True):
-        params += [_quote(term), idf / total]
-    return score, covered, params
+def _score_sql(query: KeywordQuery, weights: list[str]) -> tuple[str, str, list]:
+    """(score expression, coverage expression, params for both, in that order) over
+    ``d.doc``, each query lexeme weighted by the SQL expression at its place in ``weights``
+    (a literal IDF, or a column holding one)."""
+    score = " + ".join(f"{w} * ts_rank({WEIGHTS}, d.doc, %s::tsquery, 1)" for w in weights)
+    covered = " + ".join(f"CASE WHEN d.doc @@ %s::tsquery THEN {w} ELSE 0 END" for w in weights)
+    coverage = f"({covered}) / greatest({' + '.join(weights)}, 1e-9)"
+    terms = [_quote(t) for t in query.terms]
+    return score, coverage, [*terms, *terms]
+
+
+def _literal(idfs: list[float]) -> list[str]:
+    return [f"{float(x)!r}::float8" for x in idfs]
 
 
 def candidates(
@@ -190,16 +192,10 @@ def _ranked_with_counts(
         f"count(*) FILTER (WHERE d.doc @@ %s::tsquery) AS f{i}" for i in range(len(terms))
     )
     weights = ", ".join(
-        f"ln(1 + (greatest(%s::float8, f{i}) - f{i} + 0.5) / (f{i} + 0.5)) AS w{i}"
+        IDF_SQL.format(n=f"{int(documents)}::float8", f=f"f{i}") + f" AS w{i}"
         for i in range(len(terms))
     )
-    score = " + ".join(
-        f"w.w{i} * ts_rank({WEIGHTS}, d.doc, %s::tsquery, 1)" for i in range(len(terms))
-    )
-    covered = " + ".join(
-        f"CASE WHEN d.doc @@ %s::tsquery THEN w.w{i} ELSE 0 END" for i in range(len(terms))
-    )
-    total = " + ".join(f"w.w{i}" for i in range(len(terms)))
+    score, coverage, score_params = _score_sql(query, [f"w.w{i}" for i in range(len(terms))])
     frequencies = ", ".join(f"f.f{i}" for i in range(len(terms)))
     sql = (
         f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
@@ -207,19 +203,10 @@ def _ranked_with_counts(
         f" WHERE m.team_id = ANY(%s) AND {match_sql} AND {where.sql}),"
         f" f AS MATERIALIZED (SELECT {counts} FROM d),"
         f" w AS MATERIALIZED (SELECT {weights} FROM f)"
-        f" SELECT d.id, {score} AS score, ({covered}) / ({total}) AS coverage, {frequencies}"
+        f" SELECT d.id, {score} AS score, {coverage} AS coverage, {frequencies}"
         " FROM d, w, f ORDER BY score DESC, d.id LIMIT %s"
     )
-    params = [
-        list(scope.team_ids),
-        *match_params,
-        *where.params,
-        *terms,
-        *[documents] * len(terms),
-        *terms,
-        *terms,
-        limit,
-    ]
+    params = [list(scope.team_ids), *match_params, *where.params, *terms, *score_params, limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -265,11 +252,11 @@ def _rank_pools(
     pool_params = []
     for term in pool_terms:
         pool_params += [list(scope.team_ids), _quote(term), _quote(term), *where.params]
-    score, covered, score_params = _score_sql(query, idfs)
+    score, coverage, score_params = _score_sql(query, _literal(idfs))
     sql = (
         f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
         f" FROM agent_sessions_message m WHERE m.id IN ({pools}))"
-        f" SELECT d.id, {score} AS score, {covered} AS coverage FROM d"
+        f" SELECT d.id, {score} AS score, {coverage} AS coverage FROM d"
         " ORDER BY score DESC, d.id LIMIT %s"
     )
     with connection.cursor() as cursor:
@@ -283,12 +270,12 @@ def scores_for(
     """Scores of given messages (found by the vector side), 0 where nothing matches."""
     if query.empty or not message_ids:
         return {}
-    score, covered, score_params = _score_sql(query, idfs)
+    score, coverage, score_params = _score_sql(query, _literal(idfs))
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
             " FROM agent_sessions_message m WHERE m.id = ANY(%s))"
-            f" SELECT d.id, {score}, {covered} FROM d",
+            f" SELECT d.id, {score}, {coverage} FROM d",
             [message_ids, *score_params],
         )
         return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}

@@ -39,6 +39,7 @@ EXACT_SCAN_MAX_CHUNKS = 2_000
 QUANTIZED_MAX_CHUNKS = 200_000
 QUANTIZED_RERANK = 400  # chunks re-ranked by exact cosine, at least (4x the chunks wanted)
 HNSW_EF_SEARCH = 100
+HNSW_EF_SEARCH_MAX = 1_000  # pgvector's ceiling; the iterative scan goes on past it
 HNSW_MAX_SCAN_TUPLES = 40_000
 HNSW_OVERFETCH = 3
 
@@ -150,7 +151,8 @@ def _hnsw(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list
     fetch = chunk_limit * HNSW_OVERFETCH
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, fetch)}")
+        ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
         cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}")
         # The planner still prefers "team index + sort" for big teams (16 of 22 plans at 1M
         # messages), which reads every chunk of the team: make the sort look unaffordable.

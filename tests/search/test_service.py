@@ -124,11 +124,15 @@ def test_deleted_sessions_are_not_searched(project, corpus):
     assert corpus["auth"] not in {h.session for h in result.hits}
 
 
-def test_another_teams_data_is_never_found(project, corpus):
+@pytest.mark.parametrize("path", ["exact", "quantized", "hnsw"])
+def test_another_teams_data_is_never_found(project, corpus, monkeypatch, path):
+    if path != "exact":
+        approximate_path(monkeypatch, path)
     other = ProjectFactory(team=TeamFactory())
     capture(other, [("user", "JWT bearer tokens signed with RS256 in the other team")])
     embed_all()
     result = run(project, "JWT bearer tokens signed with RS256", limit=50)
+    assert result.vector_path == path
     assert all(h.session.team_id == project.team_id for h in result.hits)
     theirs = run(other, "JWT bearer tokens signed with RS256", limit=50)
     assert {h.session.project_id for h in theirs.hits} == {other.pk}
