@@ -511,6 +511,31 @@ def prepare(folder: Path, args) -> tuple[list, dict]:
     return projects, info
 
 
+def team_indexes(action: str) -> str:
+    """Build (what the hourly task would have done) or drop the big teams' own indexes."""
+    from django.db import connection
+
+    from search import team_indexes
+
+    if action == "drop":
+        for name in team_indexes.existing():
+            with connection.cursor() as cursor:
+                cursor.execute(f'DROP INDEX "{name}"')
+        team_indexes.forget()
+        return "dropped"
+    print("building the big teams' own indexes (search/team_indexes.py) …", flush=True)
+    changes = team_indexes.ensure(concurrently=False)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE agent_sessions_messagechunk")  # the HNSW indexes' sizes
+    team_indexes.forget()
+    built = [c for c in changes if c.action == "built"]
+    teams = len(team_indexes.indexed_teams())
+    return (
+        f"{teams} teams of >= {team_indexes.min_messages()} messages have their own indexes"
+        f" ({len(built)} built now in {sum(c.seconds for c in built):.0f} s)"
+    )
+
+
 # ---------------------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------------------
@@ -771,9 +796,8 @@ def vector_recall(row: Row) -> None:
         pool = semantic.candidates(vector, scope, Filters(), service.MIN_POOL, documents)
     # Which plan the production query gets: the path's name does not say the index is used.
     targets = [s for s in captured if s.label == "vector"]
-    row.hnsw_index = any(
-        "chunk_embedding_hnsw" in explain(captured, target, analyze=False) for target in targets
-    )
+    plans = [explain(captured, target, analyze=False) for target in targets]
+    row.hnsw_index = any("chunk_embedding_hnsw" in p or "chunk_hnsw_team_" in p for p in plans)
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute(EXACT_SQL, [vector, project.team_id, project.pk, vector, 40])
@@ -829,6 +853,7 @@ def groups(rows: list[Row], teams: list[Team]) -> list[tuple[str, list[Row]]]:
         ("path exact", [r for r in rows if r.path == "exact"]),
         ("path quantized", [r for r in rows if r.path == "quantized"]),
         ("path hnsw", [r for r in rows if r.path == "hnsw"]),
+        ("path team-hnsw", [r for r in rows if r.path == "team-hnsw"]),
     ]
     return [(name, g) for name, g in out if g]
 
@@ -845,10 +870,12 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         + ", ".join(f"Q{q} {min(v)}-{max(v)}" for q, v in sorted(quartiles.items()))
     )
     from search import semantic, service
+    from search.filters import Scope
 
     paths = defaultdict(int)
-    for size in sizes:
-        paths[semantic.vector_path(size)] += 1
+    for t in teams:
+        paths[semantic.vector_path(Scope((t.project.team_id,), (t.project.pk,)), t.size)] += 1
+    print(f"team indexes: {info.get('team_indexes', '?')}")
     print(
         f"vector paths by team: {dict(paths)} (EXACT_SCAN_MAX_CHUNKS "
         f"{semantic.EXACT_SCAN_MAX_CHUNKS}, QUANTIZED_MAX_CHUNKS {semantic.QUANTIZED_MAX_CHUNKS}, "
@@ -874,7 +901,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     print(f"\n== Hybrid search, GET /api/v1/search limit=10, {len(rows)} queries (ms)")
     header = (
         f"{'group':<18} {'teams msgs':>12} {'n':>4} {'p50':>6} {'p95':>6} {'max':>6} "
-        f"{'embed50':>7} {'exact/q/hnsw':>12} {'<10 hits':>8} | {'ctx p50':>7} {'ctx p95':>7} "
+        f"{'embed50':>7} {'exact/q/hnsw/team':>17} {'<10 hits':>8} | {'ctx p50':>7} {'ctx p95':>7} "
         f"| {'R@10':>5} {'R@10 pool':>9} {'vec p50':>7} {'vec p95':>7} {'HNSW idx':>8}"
     )
     print(header)
@@ -886,7 +913,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
             f"{p([r.ms for r in g], 0.95):>6} {max(r.ms for r in g):>6.1f} "
             f"{p([r.embed_ms for r in g], 0.5):>7} "
             f"{sum(r.path == 'exact' for r in g):>4}/{sum(r.path == 'quantized' for r in g)}"
-            f"/{sum(r.path == 'hnsw' for r in g):<4} "
+            f"/{sum(r.path == 'hnsw' for r in g)}/{sum(r.path == 'team-hnsw' for r in g):<4} "
             f"{sum(r.hits < 10 for r in g):>8} | {p([r.context_ms for r in g], 0.5):>7} "
             f"{p([r.context_ms for r in g], 0.95):>7} | "
             f"{statistics.fmean(r.recall10 for r in g):>5.3f} "
@@ -897,7 +924,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     print(
         "R@10: semantic.candidates(limit=10) vs exact scan; R@10 pool: top 10 of the search's "
         f"own pool (limit {service.MIN_POOL}); vec: that limit=10 call alone; HNSW idx: "
-        "queries whose vector statement's plan uses chunk_embedding_hnsw (EXPLAIN)"
+        "queries whose vector statement's plan uses an HNSW index, shared or the team's (EXPLAIN)"
     )
 
     print("\n== Where the search time goes (median per query, ms; p95 in brackets)")
@@ -971,6 +998,13 @@ def main() -> None:
         "--keep", type=Path, help="database folder to reuse (loaded once, then reused)"
     )
     parser.add_argument(
+        "--team-indexes",
+        choices=["build", "drop"],
+        default="build",
+        help="build the big teams' own indexes first, as the hourly task does (default; "
+        "search/team_indexes.py), or drop them, to measure without",
+    )
+    parser.add_argument(
         "--explain", type=int, default=2, help="slowest queries to EXPLAIN ANALYZE per kind"
     )
     args = parser.parse_args()
@@ -980,6 +1014,7 @@ def main() -> None:
 
     with django_on_embedded_servers(args.keep) as folder:
         projects, info = prepare(folder, args)
+        info["team_indexes"] = team_indexes(args.team_indexes)
         teams = make_teams(projects, team_sizes(args.messages, args.teams, args.sizes))
         texts = questions(len(teams) + 20 + args.queries)
         warm, timed = texts[: len(teams) + 20], texts[len(teams) + 20 :]
@@ -1003,7 +1038,7 @@ def main() -> None:
         for row in rows:
             vector_recall(row)
         explains = []
-        for path in ("exact", "quantized", "hnsw"):
+        for path in ("exact", "quantized", "hnsw", "team-hnsw"):
             slow = sorted((r for r in rows if r.path == path), key=lambda r: -r.ms)
             for r in slow[: args.explain]:
                 target = max(r.statements, key=lambda s: s.ms)

@@ -195,6 +195,9 @@ EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 # Threads per process that run a hybrid search's keyword side beside its vector side, each
 # with its own database connection (search/aside.py); 0 runs the two sides in turn.
 SEARCH_CONCURRENCY = env_int("SEARCH_CONCURRENCY", 2, minimum=0)
+# Teams with at least this many messages get their own HNSW and GIN indexes (search/
+# team_indexes.py, built hourly by Celery beat): their searches then skip the other teams.
+TEAM_INDEX_MIN_MESSAGES = env_int("TEAM_INDEX_MIN_MESSAGES", 20_000, minimum=1)
 # Where the query encoder's ONNX export of the model is kept (sessions/query_encoder.py).
 MODEL_CACHE_DIR = env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models"))
 # Enrichment pipeline (sessions/pipeline.py).
@@ -214,6 +217,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "sessions.tasks.sweep",
         "schedule": SWEEP_INTERVAL_SECONDS,
         "options": {"expires": SWEEP_INTERVAL_SECONDS},
+    },
+    # Give teams that grew big their own indexes (search/team_indexes.py).
+    "team-indexes": {
+        "task": "search.tasks.build_team_indexes",
+        "schedule": 3600,
+        "options": {"expires": 3600},
     },
     # Purge sessions whose trash recovery window has passed.
     "purge-trash": {

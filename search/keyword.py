@@ -99,6 +99,7 @@ def parse(text: str) -> KeywordQuery:
 class KeywordScore:
     score: float  # Σ idf·ts_rank; comparable within one query only
     coverage: float  # idf-weighted share of the query's lexemes present, 0..1
+    session_id: int
 
 
 def idf(documents: int, frequency: int) -> float:
@@ -182,10 +183,19 @@ def candidates(
     return _ranked_from_pools(query, scope, filters, idfs, limit), idfs
 
 
+def _teams(scope: Scope) -> tuple[str, list]:
+    """The team condition on ``m``. One team is named as a literal: the planner matches a
+    big team's partial GIN indexes (search/team_indexes.py) only to "team_id = <team>"."""
+    if len(scope.team_ids) == 1:
+        return f"m.team_id = {int(scope.team_ids[0])}", []
+    return "m.team_id = ANY(%s)", [list(scope.team_ids)]
+
+
 def _ranked_with_counts(
     query: KeywordQuery, scope: Scope, filters: Filters, limit: int, documents: int
 ) -> tuple[dict[int, KeywordScore], list[float]]:
     where = message_where(scope, filters)
+    teams, team_params = _teams(scope)
     match_sql, match_params = query.match_sql
     terms = [_quote(t) for t in query.terms]
     counts = ", ".join(
@@ -198,20 +208,20 @@ def _ranked_with_counts(
     score, coverage, score_params = _score_sql(query, [f"w.w{i}" for i in range(len(terms))])
     frequencies = ", ".join(f"f.f{i}" for i in range(len(terms)))
     sql = (
-        f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+        f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"
         " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
-        f" WHERE m.team_id = ANY(%s) AND {match_sql} AND {where.sql}),"
+        f" WHERE {teams} AND {match_sql} AND {where.sql}),"
         f" f AS MATERIALIZED (SELECT {counts} FROM d),"
         f" w AS MATERIALIZED (SELECT {weights} FROM f)"
-        f" SELECT d.id, {score} AS score, {coverage} AS coverage, {frequencies}"
+        f" SELECT d.id, {score} AS score, {coverage} AS coverage, d.session_id, {frequencies}"
         " FROM d, w, f ORDER BY score DESC, d.id LIMIT %s"
     )
-    params = [list(scope.team_ids), *match_params, *where.params, *terms, *score_params, limit]
+    params = [*team_params, *match_params, *where.params, *terms, *score_params, limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    found = {row[0]: KeywordScore(row[1], row[2]) for row in rows}
-    frequencies_found = rows[0][3:] if rows else [0] * len(terms)  # no match: no frequency
+    found = {row[0]: KeywordScore(*row[1:4]) for row in rows}
+    frequencies_found = rows[0][4:] if rows else [0] * len(terms)  # no match: no frequency
     return found, [idf(documents, f) for f in frequencies_found]
 
 
@@ -241,27 +251,28 @@ def _rank_pools(
 ) -> dict[int, KeywordScore]:
     """Rank the messages of the pools of ``pool_terms`` (each at most ``POOL_PER_TERM``)."""
     where = message_where(scope, filters)
+    teams, team_params = _teams(scope)
     pools = " UNION ".join(
         "(SELECT m.id FROM agent_sessions_message m"
         " JOIN agent_sessions_session s ON s.id = m.session_id"
-        " WHERE m.team_id = ANY(%s)"
+        f" WHERE {teams}"
         " AND (m.search_vector @@ %s::tsquery OR m.context_vector @@ %s::tsquery)"
         f" AND {where.sql} LIMIT {POOL_PER_TERM})"
         for _ in pool_terms
     )
     pool_params = []
     for term in pool_terms:
-        pool_params += [list(scope.team_ids), _quote(term), _quote(term), *where.params]
+        pool_params += [*team_params, _quote(term), _quote(term), *where.params]
     score, coverage, score_params = _score_sql(query, _literal(idfs))
     sql = (
-        f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+        f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"
         f" FROM agent_sessions_message m WHERE m.id IN ({pools}))"
-        f" SELECT d.id, {score} AS score, {coverage} AS coverage FROM d"
+        f" SELECT d.id, {score} AS score, {coverage} AS coverage, d.session_id FROM d"
         " ORDER BY score DESC, d.id LIMIT %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [*pool_params, *score_params, limit])
-        return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}
+        return {row[0]: KeywordScore(*row[1:]) for row in cursor.fetchall()}
 
 
 def scores_for(
@@ -273,12 +284,12 @@ def scores_for(
     score, coverage, score_params = _score_sql(query, _literal(idfs))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH d AS MATERIALIZED (SELECT m.id, {DOCUMENT} AS doc"
+            f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"
             " FROM agent_sessions_message m WHERE m.id = ANY(%s))"
-            f" SELECT d.id, {score}, {coverage} FROM d",
+            f" SELECT d.id, {score}, {coverage}, d.session_id FROM d",
             [message_ids, *score_params],
         )
-        return {row[0]: KeywordScore(row[1], row[2]) for row in cursor.fetchall()}
+        return {row[0]: KeywordScore(*row[1:]) for row in cursor.fetchall()}
 
 
 _documents_cache: dict[tuple, tuple[float, int]] = {}

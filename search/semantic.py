@@ -1,6 +1,6 @@
 """Vector retrieval: cosine distance over message chunks in pgvector.
 
-Three paths, chosen from the size of the searched scope rather than left to the planner
+Four paths, chosen from the size of the searched scope rather than left to the planner
 (which at 1M rows flips between them and then under-fills filtered HNSW scans):
 
 - **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` messages: every distance of the
@@ -10,6 +10,9 @@ Three paths, chosen from the size of the searched scope rather than left to the 
   covering index without touching the 1.5 KB vectors), then exact cosine over those. With all
   filters in the first step, nothing is lost to them. Recall@10 0.99 at a 90k-message team
   (``bench/search_speed.py``), in a sixth of the exact scan's time.
+- **team-hnsw** for a big team with its own HNSW index (``search/team_indexes.py``) when
+  the scope is at least a ``1/HNSW_OVERFETCH`` share of it: as the HNSW path below, on the
+  team's graph (~5 ms at a 90k-message team against the quantized path's 18).
 - **HNSW** beyond that, with ``hnsw.iterative_scan = relaxed_order``, over the chunk table
   alone filtered by team (any join or second filter and the planner drops the index: 250-400
   ms instead of 6-15 ms at a 90k-message team), three times more than needed; the other
@@ -27,6 +30,7 @@ from functools import lru_cache
 import numpy as np
 from django.db import connection, transaction
 
+from search import team_indexes
 from search.filters import Filters, Scope, message_where
 from sessions.embedding import embed_query
 
@@ -48,6 +52,7 @@ HNSW_OVERFETCH = 3
 class VectorHit:
     chunk_id: int
     distance: float  # cosine distance, 0..2
+    session_id: int
 
     @property
     def similarity(self) -> float:
@@ -72,26 +77,30 @@ def candidates(
     # several chunks do not crowd others out.
     chunk_limit = limit * 2
     rows = None
-    path = vector_path(scope_messages)
-    if path == "hnsw":
+    path = vector_path(scope, scope_messages)
+    if path in ("hnsw", "team-hnsw"):
         rows = _hnsw(vector, scope, filters, chunk_limit)
-    elif path == "quantized":
+    if path == "quantized" or (path == "team-hnsw" and rows is None):
         rows = _quantized(vector, scope, filters, chunk_limit)
     if rows is None:
         rows = _exact(vector, scope, filters, chunk_limit)
-    best: dict[int, tuple[int, float]] = {}
-    for chunk_id, message_id, distance in sorted(rows, key=lambda row: row[2]):
-        best.setdefault(message_id, (chunk_id, distance))
-    return {
-        message_id: VectorHit(chunk_id, distance)
-        for message_id, (chunk_id, distance) in list(best.items())[:limit]
-    }
+    best: dict[int, VectorHit] = {}
+    for chunk_id, message_id, session_id, distance in sorted(rows, key=lambda row: row[3]):
+        best.setdefault(message_id, VectorHit(chunk_id, distance, session_id))
+    return dict(list(best.items())[:limit])
 
 
-def vector_path(scope_messages: int) -> str:
-    """Which path serves a scope of this many messages: "exact", "quantized" or "hnsw"."""
+def vector_path(scope: Scope, scope_messages: int) -> str:
+    """Which path serves a scope of this many messages: "exact", "team-hnsw", "quantized"
+    or "hnsw"."""
     if scope_messages <= EXACT_SCAN_MAX_CHUNKS:
         return "exact"
+    if len(scope.team_ids) == 1:
+        team_chunks = team_indexes.indexed_teams().get(scope.team_ids[0])
+        # The team's graph is scanned for HNSW_OVERFETCH times the chunks wanted, and the
+        # scope's filters apply after: a scope under that share of the team would come short.
+        if team_chunks and scope_messages * HNSW_OVERFETCH >= team_chunks:
+            return "team-hnsw"
     return "quantized" if scope_messages <= QUANTIZED_MAX_CHUNKS else "hnsw"
 
 
@@ -110,7 +119,7 @@ def _quantized(vector: str, scope: Scope, filters: Filters, chunk_limit: int) ->
             f" JOIN agent_sessions_session s ON s.id = c.session_id{messages}"
             f" WHERE c.team_id = ANY(%s) AND {where.sql}"
             " ORDER BY c.embedding_bits <~> binary_quantize(%s::vector) LIMIT %s)"
-            " SELECT c.id, c.message_id, c.embedding <=> %s::vector AS distance"
+            " SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"
             " FROM near JOIN agent_sessions_messagechunk c ON c.id = near.id"
             " ORDER BY distance LIMIT %s",
             [
@@ -131,7 +140,7 @@ def _exact(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> lis
     where = message_where(scope, filters)
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.id, c.message_id, c.embedding <=> %s::vector AS distance"
+            "SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"
             " FROM agent_sessions_messagechunk c"
             " JOIN agent_sessions_session s ON s.id = c.session_id"
             " JOIN agent_sessions_message m ON m.id = c.message_id"
@@ -149,6 +158,14 @@ def _hnsw(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list
     leave the page short: the scope that passes them is small, and the exact scan is cheap."""
     where = message_where(scope, filters)
     fetch = chunk_limit * HNSW_OVERFETCH
+    # One team is named as a literal: the planner matches a team's partial index
+    # (search/team_indexes.py) only to "team_id = <that team>".
+    teams = (
+        f"c.team_id = {int(scope.team_ids[0])}"
+        if len(scope.team_ids) == 1
+        else "c.team_id = ANY(%s)"
+    )
+    team_params = [] if len(scope.team_ids) == 1 else [list(scope.team_ids)]
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
@@ -160,13 +177,13 @@ def _hnsw(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list
         cursor.execute(
             "WITH nn AS MATERIALIZED ("
             " SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"
-            " FROM agent_sessions_messagechunk c WHERE c.team_id = ANY(%s)"
+            f" FROM agent_sessions_messagechunk c WHERE {teams}"
             " ORDER BY c.embedding <=> %s::vector LIMIT %s)"
-            " SELECT nn.id, nn.message_id, nn.distance FROM nn"
+            " SELECT nn.id, nn.message_id, nn.session_id, nn.distance FROM nn"
             " JOIN agent_sessions_session s ON s.id = nn.session_id"
             " JOIN agent_sessions_message m ON m.id = nn.message_id"
             f" WHERE {where.sql}",
-            [vector, list(scope.team_ids), vector, fetch, *where.params],
+            [vector, *team_params, vector, fetch, *where.params],
         )
         rows = cursor.fetchall()
     return rows if len(rows) >= chunk_limit else None
@@ -178,12 +195,13 @@ def distances_for(vector: str, message_ids: list[int]) -> dict[int, VectorHit]:
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT DISTINCT ON (c.message_id) c.message_id, c.id, c.embedding <=> %s::vector AS d"
+            "SELECT DISTINCT ON (c.message_id) c.message_id, c.id,"
+            " c.embedding <=> %s::vector AS d, c.session_id"
             " FROM agent_sessions_messagechunk c WHERE c.message_id = ANY(%s)"
             " ORDER BY c.message_id, d",
             [vector, message_ids],
         )
-        return {row[0]: VectorHit(row[1], row[2]) for row in cursor.fetchall()}
+        return {row[0]: VectorHit(*row[1:]) for row in cursor.fetchall()}
 
 
 def chunk_vectors(chunk_ids: list[int]) -> dict[int, np.ndarray]:

@@ -57,7 +57,7 @@ class SessionHit:
 class SearchResult:
     hits: list[MessageHit]
     sessions: list[SessionHit]
-    vector_path: str  # "exact", "quantized", "hnsw" or "none"
+    vector_path: str  # "exact", "team-hnsw", "quantized", "hnsw" or "none"
     took_ms: float
 
 
@@ -77,16 +77,18 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     vector = None
     if mode != "keyword":
         vector = semantic.query_vector(request.query)
-        vector_path = semantic.vector_path(documents)
+        vector_path = semantic.vector_path(scope, documents)
         nearest = semantic.candidates(vector, scope, filters, pool, documents)
         for rank, (message_id, hit) in enumerate(nearest.items(), start=1):
             candidates[message_id] = ranking.Candidate(
-                message_id, hit.chunk_id, hit.similarity, rank_vector=rank
+                message_id, hit.chunk_id, hit.session_id, hit.similarity, rank_vector=rank
             )
     kquery, matches, idfs = keyword_side.result()
     if mode != "semantic":
         for rank, (message_id, score) in enumerate(matches.items(), start=1):
-            c = candidates.setdefault(message_id, ranking.Candidate(message_id))
+            c = candidates.setdefault(
+                message_id, ranking.Candidate(message_id, session_id=score.session_id)
+            )
             c.rank_keyword, c.keyword_score, c.coverage = rank, score.score, score.coverage
     if mode == "hybrid":
         # Each side's measure for the other side's finds, so relevance is complete.
@@ -99,17 +101,19 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
             candidates[message_id].keyword_score = score.score
             candidates[message_id].coverage = score.coverage
 
-    owners = _session_of(list(candidates))
-    for c in candidates.values():
-        c.session_id = owners.get(c.message_id)
-    live = [c for c in candidates.values() if c.session_id is not None]  # not purged meanwhile
-    ranked = ranking.fuse(live, mode)
+    # Both sides say which session a message is in; a session deleted since is dropped when
+    # the chosen messages are loaded.
+    ranked = ranking.fuse(list(candidates.values()), mode)
     ranked = [c for c in ranked if c.relevance >= request.min_relevance]
     if request.recency:
         now = timezone.now()
         sessions = Session.objects.only("created_at", "last_accessed_at", "access_count")
-        by_id = sessions.in_bulk(set(owners.values()))
-        priorities = {c.message_id: _priority(by_id[owners[c.message_id]], now) for c in ranked}
+        by_id = sessions.in_bulk({c.session_id for c in ranked})
+        priorities = {
+            c.message_id: _priority(by_id[c.session_id], now)
+            for c in ranked
+            if c.session_id in by_id  # (not purged meanwhile)
+        }
         ranked = ranking.apply_recency(ranked, priorities)
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
@@ -118,7 +122,7 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     if request.group_by_session:
         groups: dict[int, list[ranking.Candidate]] = {}
         for c in ranked:
-            group = groups.setdefault(owners[c.message_id], [])
+            group = groups.setdefault(c.session_id, [])
             if len(group) < HITS_PER_SESSION:
                 group.append(c)
         chosen_groups = list(groups.values())[: request.limit]
@@ -166,15 +170,9 @@ def _keyword_side(
     return kquery, matches, idfs
 
 
-def _session_of(message_ids: list[int]) -> dict[int, int]:
-    """Message id → session id, for messages of live sessions."""
-    rows = Message.objects.filter(id__in=message_ids, session__deleted_at__isnull=True)
-    return dict(rows.values_list("id", "session_id"))
-
-
 def _load_messages(message_ids: list[int]) -> dict[int, Message]:
     rows = (
-        Message.objects.filter(id__in=message_ids)
+        Message.objects.filter(id__in=message_ids, session__deleted_at__isnull=True)
         .select_related("session", "session__project", "session__project__team")
         .defer("content", "search_vector", "metadata", "session__embedding", "session__metadata")
     )

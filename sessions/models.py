@@ -268,6 +268,10 @@ class Message(Enrichable):
         ]
         indexes = [
             models.Index(fields=["team", "timestamp"], name="message_team_time_idx"),
+            # The keyword side ANDs a word's GIN matches with the team's messages: a bare team
+            # key deduplicates to ~7 MB per 1M messages, a seventh of (team, timestamp), and
+            # its bitmap for a 90k-message team builds in ~3 ms instead of ~4-5.
+            models.Index(fields=["team"], name="message_team_idx"),
             models.Index(
                 fields=["session", "tool_call_id"],
                 condition=~models.Q(tool_call_id=""),

@@ -58,3 +58,16 @@ def capture(
 def embed_all() -> None:
     while pipeline.embed_pending_messages():
         pass
+
+
+def build_team_indexes():
+    """``team_indexes.ensure`` inside a test's transaction: not CONCURRENTLY, and with the
+    deferred foreign-key checks of the rows just written run first (PostgreSQL will not
+    index a table with trigger events pending)."""
+    from django.db import connection
+
+    from search import team_indexes
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    return team_indexes.ensure(concurrently=False)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from search import semantic
+from search import semantic, team_indexes
 from search.filters import Filters, Scope
 from search.service import SearchRequest, search, sessions_with_entity
 from sessions.models import Message
 from sessions.services.lifecycle import soft_delete
 from tests.factories import EntityFactory, ProjectFactory, TeamFactory
-from tests.search.corpus import AUTH, COOKING, DEPLOY, capture, embed_all
+from tests.search.corpus import AUTH, COOKING, DEPLOY, build_team_indexes, capture, embed_all
 
 pytestmark = pytest.mark.django_db
 
@@ -124,7 +124,7 @@ def test_deleted_sessions_are_not_searched(project, corpus):
     assert corpus["auth"] not in {h.session for h in result.hits}
 
 
-@pytest.mark.parametrize("path", ["exact", "quantized", "hnsw"])
+@pytest.mark.parametrize("path", ["exact", "quantized", "hnsw", "team-hnsw"])
 def test_another_teams_data_is_never_found(project, corpus, monkeypatch, path):
     if path != "exact":
         approximate_path(monkeypatch, path)
@@ -139,13 +139,25 @@ def test_another_teams_data_is_never_found(project, corpus, monkeypatch, path):
 
 
 def approximate_path(monkeypatch, path: str) -> None:
-    """Send every scope down the quantized or the HNSW path."""
+    """Send every scope down the quantized, the HNSW or (with every team that has messages
+    given its own indexes) the team-HNSW path."""
     monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 0)
     if path == "hnsw":
         monkeypatch.setattr(semantic, "QUANTIZED_MAX_CHUNKS", 0)
+    if path == "team-hnsw":
+        monkeypatch.setattr(team_indexes, "min_messages", lambda: 1)
+        assert build_team_indexes()
+    team_indexes.forget()
 
 
-@pytest.mark.parametrize("path", ["quantized", "hnsw"])
+@pytest.fixture(autouse=True)
+def no_cached_team_indexes():
+    team_indexes.forget()
+    yield
+    team_indexes.forget()
+
+
+@pytest.mark.parametrize("path", ["quantized", "hnsw", "team-hnsw"])
 def test_approximate_paths_find_what_the_exact_scan_finds(project, corpus, monkeypatch, path):
     exact = run(project, "deploying to production", mode="semantic", limit=5)
     approximate_path(monkeypatch, path)
@@ -179,13 +191,30 @@ def test_quantized_path_applies_filters_before_choosing(project, corpus, monkeyp
     assert wanted.exists()
 
 
-def test_selective_filter_on_the_hnsw_path_still_fills_the_page(project, corpus, monkeypatch):
+@pytest.mark.parametrize("path", ["hnsw", "team-hnsw"])
+def test_selective_filter_on_the_hnsw_path_still_fills_the_page(project, corpus, monkeypatch, path):
     add_distractors(project)  # the filter keeps 2 of 202 messages
-    approximate_path(monkeypatch, "hnsw")
+    approximate_path(monkeypatch, path)
     result = run(
         project, "deploying to production", mode="semantic", limit=10, filters=Filters(agent="dev")
     )
     assert len(result.hits) == Message.objects.filter(session=corpus["deploy"]).count()
+
+
+def test_a_small_share_of_an_indexed_team_is_not_sent_to_its_graph(project, corpus, monkeypatch):
+    # The team graph is scanned for 3x the chunks wanted, filters after: a project of 12 of
+    # the team's 212 messages would come up short there, so it takes the quantized path.
+    add_distractors(project)
+    approximate_path(monkeypatch, "team-hnsw")
+    assert project.team_id in team_indexes.indexed_teams()
+    ours = run(project, "deploying to production", mode="semantic", limit=5)
+    assert ours.vector_path == "quantized"
+    whole_team = search(
+        Scope(team_ids=(project.team_id,)),
+        SearchRequest("deploying to production", mode="semantic", limit=5),
+    )
+    assert whole_team.vector_path == "team-hnsw"
+    assert len(whole_team.hits) == 5
 
 
 def test_mmr_spreads_results_over_different_exchanges(project, corpus):
