@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from search.filters import Filters, Scope, message_where, session_where
+from search.filters import Filters, Scope, message_where, session_where, team_condition
 from sessions.models import SEARCH_CONFIG
 
 MAX_TERMS = 32
@@ -183,19 +183,11 @@ def candidates(
     return _ranked_from_pools(query, scope, filters, idfs, limit), idfs
 
 
-def _teams(scope: Scope) -> tuple[str, list]:
-    """The team condition on ``m``. One team is named as a literal: the planner matches a
-    big team's partial GIN indexes (search/team_indexes.py) only to "team_id = <team>"."""
-    if len(scope.team_ids) == 1:
-        return f"m.team_id = {int(scope.team_ids[0])}", []
-    return "m.team_id = ANY(%s)", [list(scope.team_ids)]
-
-
 def _ranked_with_counts(
     query: KeywordQuery, scope: Scope, filters: Filters, limit: int, documents: int
 ) -> tuple[dict[int, KeywordScore], list[float]]:
     where = message_where(scope, filters)
-    teams, team_params = _teams(scope)
+    teams, team_params = team_condition(scope, "m")
     match_sql, match_params = query.match_sql
     terms = [_quote(t) for t in query.terms]
     counts = ", ".join(
@@ -251,7 +243,7 @@ def _rank_pools(
 ) -> dict[int, KeywordScore]:
     """Rank the messages of the pools of ``pool_terms`` (each at most ``POOL_PER_TERM``)."""
     where = message_where(scope, filters)
-    teams, team_params = _teams(scope)
+    teams, team_params = team_condition(scope, "m")
     pools = " UNION ".join(
         "(SELECT m.id FROM agent_sessions_message m"
         " JOIN agent_sessions_session s ON s.id = m.session_id"

@@ -31,7 +31,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from search import team_indexes
-from search.filters import Filters, Scope, message_where
+from search.filters import Filters, Scope, message_where, team_condition
 from sessions.embedding import embed_query
 
 # Measured at 1M messages in 100 teams (bench/search_speed.py): the exact scan costs ~3 ms
@@ -158,14 +158,7 @@ def _hnsw(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list
     leave the page short: the scope that passes them is small, and the exact scan is cheap."""
     where = message_where(scope, filters)
     fetch = chunk_limit * HNSW_OVERFETCH
-    # One team is named as a literal: the planner matches a team's partial index
-    # (search/team_indexes.py) only to "team_id = <that team>".
-    teams = (
-        f"c.team_id = {int(scope.team_ids[0])}"
-        if len(scope.team_ids) == 1
-        else "c.team_id = ANY(%s)"
-    )
-    team_params = [] if len(scope.team_ids) == 1 else [list(scope.team_ids)]
+    teams, team_params = team_condition(scope, "c")  # a team's own graph, when it has one
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))

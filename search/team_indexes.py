@@ -9,13 +9,13 @@ side is a scan of all its chunks' sign bits (search/semantic.py, the quantized p
 a chunk, 18 ms at 90k). pgvector's advice for a filter with few distinct values is a
 partial index per value; a team is such a value once it is big, and the big teams are few.
 
-Measured at 1M messages in 100 teams (bench/search_speed.py), for the 90k-message team: the
-vector side goes from 18 ms (quantized) to ~5 ms with recall@10 0.98-1.0, and the keyword
-side's pools from ~9 ms to ~3 ms. A team's indexes cost ~2 KB per chunk (HNSW) and ~0.2 KB
-per message (GIN), and build in ~20 s per 90k messages, CONCURRENTLY (writes go on).
+Measured at 1M messages in 100 teams (the bench/search_speed.py data), for the 90k-message
+team, warm: the vector side's first step goes from 18 ms (quantized) to 4-5 ms with recall@10
+0.98-1.0 against the exact scan, and the keyword candidates from ~22 ms to ~16 ms. A team's
+HNSW index takes ~2 KB per chunk; its three indexes build in ~27 s per 90k messages.
 
 ``ensure()`` builds the indexes of teams that reached ``TEAM_INDEX_MIN_MESSAGES`` and drops
-those of teams that are gone; Celery beat runs it hourly (``search.tasks.team_indexes``), and
+those of teams that are gone; Celery beat runs it hourly (``search.tasks.build_team_indexes``), and
 ``manage.py team_indexes`` runs it by hand. Searches use a team's indexes once all three are
 built and valid (``indexed_teams``, re-read every ``REFRESH_SECONDS``).
 """

@@ -202,8 +202,8 @@ def test_selective_filter_on_the_hnsw_path_still_fills_the_page(project, corpus,
 
 
 def test_a_small_share_of_an_indexed_team_is_not_sent_to_its_graph(project, corpus, monkeypatch):
-    # The team graph is scanned for 3x the chunks wanted, filters after: a project of 12 of
-    # the team's 212 messages would come up short there, so it takes the quantized path.
+    # The team graph is scanned for 3x the chunks wanted, filters after: a project of 8 of
+    # the team's 208 messages would come up short there, so it takes the quantized path.
     add_distractors(project)
     approximate_path(monkeypatch, "team-hnsw")
     assert project.team_id in team_indexes.indexed_teams()
