@@ -28,10 +28,12 @@ messages in 100 teams, through the real API, with the vector side's recall again
   consistent by construction), then ``VACUUM ANALYZE``. Load and build times are reported.
 
 **Queries**: LoCoMo questions (held out: the pool holds turns, never questions), shuffled;
-the first ones warm up (one per team), the next ``--queries`` are timed. Query i goes to
-the i-th team in size order (round robin), so every part of the size distribution gets the
-same number of queries. Each query is asked with that team's project token through
-``rest_framework.test.APIClient``:
+the first ``--warmup`` rounds (one question per team each, default 5) warm the server up
+untimed, each round's latency reported (round 1 is the cold server: these VMs reclaim the
+page cache within seconds, so only shared_buffers holds data), the next ``--queries`` are
+timed. Query i goes to the i-th team in size order (round robin), so every part of the size
+distribution gets the same number of queries. Each query is asked with that team's project
+token through ``rest_framework.test.APIClient``:
 
 - ``GET /api/v1/search?q=…&limit=10`` (hybrid), with ``search.semantic.query_vector``'s
   cache cleared first so that every timed query embeds its text; the embedding and each SQL
@@ -717,15 +719,14 @@ def make_teams(projects, sizes) -> list[Team]:
     return by_size
 
 
-def questions(count: int) -> list[str]:
+def questions() -> list[str]:
+    """Every distinct LoCoMo question, shuffled."""
     from bench.locomo import load_locomo
 
     found = [qa["question"] for c in load_locomo() for qa in c["qa"] if qa.get("question")]
     found = list(dict.fromkeys(found))
     np.random.default_rng(SEED).shuffle(found)
-    if len(found) < count:
-        raise SystemExit(f"only {len(found)} distinct LoCoMo questions")
-    return found[:count]
+    return found
 
 
 def timed_search(instruments: Instruments, row: Row) -> None:
@@ -898,6 +899,15 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         f"machine: {os.cpu_count()} cores, load average {before:.1f} before and {after:.1f} "
         "after the timed requests"
     )
+    rounds = info.get("warmup", {})
+    if rounds:
+        print("\n== Warm-up rounds (one search per team each; round 1 is the cold server, ms)")
+        for number, g in sorted(rounds.items()):
+            print(
+                f"round {number + 1}: search p50 {p([r.ms for r in g], 0.5)} p95 "
+                f"{p([r.ms for r in g], 0.95)}, largest quartile p95 "
+                f"{p([r.ms for r in g if r.team.quartile == 4], 0.95)}"
+            )
     print(f"\n== Hybrid search, GET /api/v1/search limit=10, {len(rows)} queries (ms)")
     header = (
         f"{'group':<18} {'teams msgs':>12} {'n':>4} {'p50':>6} {'p95':>6} {'max':>6} "
@@ -973,7 +983,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     print(
         "\nreproduce: .venv/bin/python bench/search_speed.py "
         f"--messages {args.messages} --teams {args.teams} --sizes {args.sizes} "
-        f"--queries {args.queries}{keep}"
+        f"--queries {args.queries} --warmup {args.warmup}{keep}"
     )
 
 
@@ -1005,6 +1015,13 @@ def main() -> None:
         "search/team_indexes.py), or drop them, to measure without",
     )
     parser.add_argument(
+        "--warmup",
+        type=int,
+        default=5,
+        help="untimed rounds of one search per team before the timed ones (default 5); "
+        "each round's latency is reported, the first being the cold server",
+    )
+    parser.add_argument(
         "--explain", type=int, default=2, help="slowest queries to EXPLAIN ANALYZE per kind"
     )
     args = parser.parse_args()
@@ -1015,18 +1032,34 @@ def main() -> None:
     with django_on_embedded_servers(args.keep) as folder:
         projects, info = prepare(folder, args)
         info["team_indexes"] = team_indexes(args.team_indexes)
+        info["warmup"] = {}
         teams = make_teams(projects, team_sizes(args.messages, args.teams, args.sizes))
-        texts = questions(len(teams) + 20 + args.queries)
-        warm, timed = texts[: len(teams) + 20], texts[len(teams) + 20 :]
+        texts = questions()
+        if len(texts) < args.queries + len(teams):
+            raise SystemExit(f"only {len(texts)} distinct LoCoMo questions")
+        # The timed questions are never asked in the warm-up. Warm-up round r asks team t the
+        # question (r·teams + t) modulo the rest: a team meets a question again only after
+        # len(rest) / gcd(len(rest), teams) rounds (893 with 100 teams).
+        timed, rest = texts[: args.queries], texts[args.queries :]
+        warm = [rest[i % len(rest)] for i in range(len(teams) * args.warmup)]
         rows = [Row(teams[i % len(teams)], q) for i, q in enumerate(timed)]
         load_before = os.getloadavg()[0]
         with Instruments() as instruments:
-            print(f"warming up ({len(warm)} searches, {len(warm) // 5} contexts) …", flush=True)
+            # Warm-up rounds ask every team one question each, never a timed one. The first
+            # round after the server starts is the cold figure (shared_buffers empty, and the
+            # page cache of these VMs is reclaimed within seconds); later rounds show how fast
+            # the server reaches its steady state.
+            print(
+                f"warming up ({args.warmup} rounds of {len(teams)} searches, a context "
+                "for every 5th) …",
+                flush=True,
+            )
             for i, q in enumerate(warm):
                 row = Row(teams[i % len(teams)], q)
                 timed_search(instruments, row)
                 if i % 5 == 0:
                     timed_context(instruments, row)
+                info["warmup"].setdefault(i // len(teams), []).append(row)
             print(f"timing {len(rows)} searches …", flush=True)
             for row in rows:
                 timed_search(instruments, row)

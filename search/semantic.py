@@ -12,7 +12,8 @@ Four paths, chosen from the size of the searched scope rather than left to the p
   (``bench/search_speed.py``), in a sixth of the exact scan's time.
 - **team-hnsw** for a big team with its own HNSW index (``search/team_indexes.py``) when
   the scope is at least a ``1/HNSW_OVERFETCH`` share of it: as the HNSW path below, on the
-  team's graph (~5 ms at a 90k-message team against the quantized path's 18).
+  team's graph (~5 ms at a 90k-message team against the quantized path's 18), fetching only
+  as many more chunks as the scope's share of the team calls for (``team_overfetch``).
 - **HNSW** beyond that, with ``hnsw.iterative_scan = relaxed_order``, over the chunk table
   alone filtered by team (any join or second filter and the planner drops the index: 250-400
   ms instead of 6-15 ms at a 90k-message team), three times more than needed; the other
@@ -24,6 +25,7 @@ A message's distance is its best chunk's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,6 +48,7 @@ HNSW_EF_SEARCH = 100
 HNSW_EF_SEARCH_MAX = 1_000  # pgvector's ceiling; the iterative scan goes on past it
 HNSW_MAX_SCAN_TUPLES = 40_000
 HNSW_OVERFETCH = 3
+TEAM_OVERFETCH_MARGIN = 1.25
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,11 @@ def candidates(
     chunk_limit = limit * 2
     rows = None
     path = vector_path(scope, scope_messages)
-    if path in ("hnsw", "team-hnsw"):
-        rows = _hnsw(vector, scope, filters, chunk_limit)
+    if path == "hnsw":
+        rows = _hnsw(vector, scope, filters, chunk_limit, HNSW_OVERFETCH)
+    elif path == "team-hnsw":
+        overfetch = team_overfetch(scope, filters, scope_messages)
+        rows = _hnsw(vector, scope, filters, chunk_limit, overfetch)
     if path == "quantized" or (path == "team-hnsw" and rows is None):
         rows = _quantized(vector, scope, filters, chunk_limit)
     if rows is None:
@@ -102,6 +108,20 @@ def vector_path(scope: Scope, scope_messages: int) -> str:
         if team_chunks and scope_messages * HNSW_OVERFETCH >= team_chunks:
             return "team-hnsw"
     return "quantized" if scope_messages <= QUANTIZED_MAX_CHUNKS else "hnsw"
+
+
+def team_overfetch(scope: Scope, filters: Filters, scope_messages: int) -> float:
+    """How many times the chunks wanted to read from a team's own graph: the team's chunks
+    per message in scope (a third of the team in scope: 3 times), with a margin for deleted
+    sessions and long messages' extra chunks, so a whole-team search does not walk three
+    times the graph it needs (ef_search follows the fetch). A role filter, which
+    the scope's count does not see, gets the full HNSW_OVERFETCH. When the guess comes up
+    short, the quantized path runs instead (``candidates``)."""
+    team_chunks = team_indexes.indexed_teams().get(scope.team_ids[0], 0)
+    if filters.narrows_messages or not scope_messages:
+        return HNSW_OVERFETCH
+    share = team_chunks / scope_messages
+    return min(HNSW_OVERFETCH, max(1.0, share) * TEAM_OVERFETCH_MARGIN)
 
 
 def _quantized(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list[tuple]:
@@ -151,13 +171,15 @@ def _exact(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> lis
         return cursor.fetchall()
 
 
-def _hnsw(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list[tuple] | None:
+def _hnsw(
+    vector: str, scope: Scope, filters: Filters, chunk_limit: int, overfetch: float
+) -> list[tuple] | None:
     """The index scan over the chunk table alone, filtered by team only (a join or a
-    second filter makes the planner abandon the index), fetching ``HNSW_OVERFETCH`` times
+    second filter makes the planner abandon the index), fetching ``overfetch`` times
     more; the other conditions (project, deleted, agent, …) apply after. None when they
     leave the page short: the scope that passes them is small, and the exact scan is cheap."""
     where = message_where(scope, filters)
-    fetch = chunk_limit * HNSW_OVERFETCH
+    fetch = math.ceil(chunk_limit * overfetch)
     teams, team_params = team_condition(scope, "c")  # a team's own graph, when it has one
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

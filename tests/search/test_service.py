@@ -217,6 +217,28 @@ def test_a_small_share_of_an_indexed_team_is_not_sent_to_its_graph(project, corp
     assert len(whole_team.hits) == 5
 
 
+def test_team_graph_is_read_only_as_far_as_the_scope_needs(project, corpus, monkeypatch):
+    add_distractors(project)
+    approximate_path(monkeypatch, "team-hnsw")
+    chunks = team_indexes.indexed_teams()[project.team_id]
+    team = Scope(team_ids=(project.team_id,))
+    whole = semantic.team_overfetch(team, Filters(), chunks)
+    half = semantic.team_overfetch(team, Filters(), chunks // 2)
+    assert whole == semantic.TEAM_OVERFETCH_MARGIN
+    assert half == pytest.approx(min(semantic.HNSW_OVERFETCH, 2 * whole), rel=0.02)
+    # A role filter is not in the scope's count: the full overfetch.
+    with_role = semantic.team_overfetch(team, Filters(role="assistant"), chunks)
+    assert with_role == semantic.HNSW_OVERFETCH
+    # And a whole-team search with the smaller fetch still finds what the exact scan does.
+    request = SearchRequest("deploying to production", mode="semantic", limit=5)
+    fast = search(team, request)
+    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 10**9)
+    exact = search(team, request)
+    assert fast.vector_path == "team-hnsw" and exact.vector_path == "exact"
+    # (The distractors repeat their texts: equal distances may come in either order.)
+    assert [h.similarity for h in fast.hits] == [h.similarity for h in exact.hits]
+
+
 def test_mmr_spreads_results_over_different_exchanges(project, corpus):
     copies = capture(project, [("assistant", "JWT bearer tokens are verified in src/auth.py.")] * 6)
     embed_all()
