@@ -49,7 +49,9 @@ token through ``rest_framework.test.APIClient``:
 Reported: p50/p95 overall, for the smallest and the largest quartile of teams, the five
 largest teams and per vector path; the time split; recall@10 per group; the machine's load
 average (the 2 cores are shared: compare runs made together); EXPLAIN ANALYZE of the slowest
-statements of the slowest queries.
+statements of the slowest queries. Also each warm-up round's latency, the blocks read from
+disk during the timed searches (``pg_stat_io``), and the timed searches asked a second time,
+when the pages they read are cached: the gap between the two is what reading from disk costs.
 
     .venv/bin/python bench/search_speed.py [--messages 1000000] [--teams 100] [--queries 200]
         [--sizes zipf|equal] [--keep DIR]  # DIR keeps the loaded data: a second run reuses it
@@ -729,6 +731,19 @@ def questions() -> list[str]:
     return found
 
 
+def buffer_io() -> tuple[int, int, int]:
+    """Blocks the server's client backends read from disk, found in shared_buffers, and
+    evicted from it, so far (pg_stat_io, PostgreSQL 16+)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(sum(reads), 0), coalesce(sum(hits), 0), coalesce(sum(evictions), 0)"
+            " FROM pg_stat_io WHERE backend_type IN ('client backend', 'background worker')"
+        )
+        return tuple(int(v) for v in cursor.fetchone())
+
+
 def timed_search(instruments: Instruments, row: Row) -> None:
     probe = instruments.fresh()
     started = time.perf_counter()
@@ -908,6 +923,13 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
                 f"{p([r.ms for r in g], 0.95)}, largest quartile p95 "
                 f"{p([r.ms for r in g if r.team.quartile == 4], 0.95)}"
             )
+    if info.get("io"):
+        reads, hits, evictions = info["io"]
+        print(
+            f"\nbuffers during the timed searches: {reads} blocks read from disk "
+            f"({reads / max(1, len(rows)):.0f} per search), {hits} found in shared_buffers, "
+            f"{evictions} evicted"
+        )
     print(f"\n== Hybrid search, GET /api/v1/search limit=10, {len(rows)} queries (ms)")
     header = (
         f"{'group':<18} {'teams msgs':>12} {'n':>4} {'p50':>6} {'p95':>6} {'max':>6} "
@@ -964,6 +986,18 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         f"(median ms); tokens p50 {p([r.context_tokens for r in rows], 0.5)}, blocks p50 "
         f"{p([r.context_blocks for r in rows], 0.5)}"
     )
+
+    again = info.get("again")
+    if again:
+        print("\n== The same searches asked again (their pages now cached; query embedded anew)")
+        for name, g in groups(again, teams):
+            if name in ("all", "largest quartile", "5 largest teams", "path team-hnsw"):
+                print(
+                    f"{name:<18} p50 {p([r.ms for r in g], 0.5):>6} p95 "
+                    f"{p([r.ms for r in g], 0.95):>6}, vector step p50 "
+                    f"{p([r.steps.get('vector', 0.0) for r in g], 0.5)} p95 "
+                    f"{p([r.steps.get('vector', 0.0) for r in g], 0.95)}"
+                )
 
     search_p95 = percentile([r.ms for r in rows], 0.95)
     context_p95 = percentile([r.context_ms for r in rows], 0.95)
@@ -1061,11 +1095,20 @@ def main() -> None:
                     timed_context(instruments, row)
                 info["warmup"].setdefault(i // len(teams), []).append(row)
             print(f"timing {len(rows)} searches …", flush=True)
+            io_before = buffer_io()
             for row in rows:
                 timed_search(instruments, row)
+            io_after = buffer_io()
+            info["io"] = [after - before for before, after in zip(io_before, io_after, strict=True)]
             print(f"timing {len(rows)} context requests …", flush=True)
             for row in rows:
                 timed_context(instruments, row)
+            # The same searches again: the pages they read are now in shared_buffers, so this
+            # is the server whose working set is cached (the query is still embedded anew).
+            print(f"asking the {len(rows)} timed searches again …", flush=True)
+            info["again"] = [Row(r.team, r.query) for r in rows]
+            for row in info["again"]:
+                timed_search(instruments, row)
         info["loadavg"] = (load_before, os.getloadavg()[0])
         print("measuring vector recall …", flush=True)
         for row in rows:
