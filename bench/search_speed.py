@@ -515,8 +515,9 @@ def prepare(folder: Path, args) -> tuple[list, dict]:
     return projects, info
 
 
-def team_indexes(action: str) -> str:
-    """Build (what the hourly task would have done) or drop the big teams' own indexes."""
+def team_indexes(action: str, warm: bool) -> str:
+    """Build (what the hourly task would have done) or drop the big teams' own indexes, and
+    warm them as a worker does when it starts."""
     from django.db import connection
 
     from search import team_indexes
@@ -534,10 +535,16 @@ def team_indexes(action: str) -> str:
     team_indexes.forget()
     built = [c for c in changes if c.action == "built"]
     teams = len(team_indexes.indexed_teams())
-    return (
+    summary = (
         f"{teams} teams of >= {team_indexes.min_messages()} messages have their own indexes"
         f" ({len(built)} built now in {sum(c.seconds for c in built):.0f} s)"
     )
+    if not warm:
+        return summary + "; not warmed (--no-warm)"
+    # What a worker does when it starts (search.tasks.warm_team_indexes).
+    print("reading their graphs into shared_buffers (team_indexes.warm) …", flush=True)
+    warmed = team_indexes.warm()
+    return summary + f"; warmed in {sum(warmed.values()):.0f} s, as a starting worker does"
 
 
 # ---------------------------------------------------------------------------------------
@@ -1017,7 +1024,8 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     print(
         "\nreproduce: .venv/bin/python bench/search_speed.py "
         f"--messages {args.messages} --teams {args.teams} --sizes {args.sizes} "
-        f"--queries {args.queries} --warmup {args.warmup}{keep}"
+        f"--queries {args.queries} --warmup {args.warmup}"
+        f"{' --no-warm' if args.no_warm else ''}{keep}"
     )
 
 
@@ -1049,6 +1057,12 @@ def main() -> None:
         "search/team_indexes.py), or drop them, to measure without",
     )
     parser.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="skip reading the team graphs into shared_buffers, which a worker does when it "
+        "starts (search.tasks.warm_team_indexes): the server as it is before that has run",
+    )
+    parser.add_argument(
         "--warmup",
         type=int,
         default=5,
@@ -1065,7 +1079,7 @@ def main() -> None:
 
     with django_on_embedded_servers(args.keep) as folder:
         projects, info = prepare(folder, args)
-        info["team_indexes"] = team_indexes(args.team_indexes)
+        info["team_indexes"] = team_indexes(args.team_indexes, not args.no_warm)
         info["warmup"] = {}
         teams = make_teams(projects, team_sizes(args.messages, args.teams, args.sizes))
         texts = questions()

@@ -12,11 +12,17 @@ class Command(BaseCommand):
         "Give every team with at least TEAM_INDEX_MIN_MESSAGES messages its own HNSW and GIN "
         "indexes (search/team_indexes.py), built CONCURRENTLY so capture goes on, and drop "
         "those of deleted teams. Celery beat runs the same every hour; nothing to do when "
-        "they exist. --list shows them."
+        "they exist. --list shows them; --warm reads their graphs into PostgreSQL's buffers "
+        "(a worker does it when it starts)."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--list", action="store_true", help="list them and do nothing")
+        parser.add_argument(
+            "--warm",
+            action="store_true",
+            help="after building, read every big team's graph and chunks into shared_buffers",
+        )
 
     def handle(self, *args, **options):
         if options["list"]:
@@ -31,3 +37,6 @@ class Command(BaseCommand):
             self.stdout.write(f"{c.action} {c.index} ({c.seconds:.1f} s)")
         if not changes:
             self.stdout.write("nothing to do")
+        if options["warm"]:
+            for team, seconds in team_indexes.warm().items():
+                self.stdout.write(f"warmed team {team} ({seconds:.1f} s)")
