@@ -541,10 +541,17 @@ def team_indexes(action: str, warm: bool) -> str:
     )
     if not warm:
         return summary + "; not warmed (--no-warm)"
-    # What a worker does when it starts (search.tasks.warm_team_indexes).
-    print("reading their graphs into shared_buffers (team_indexes.warm) …", flush=True)
-    warmed = team_indexes.warm()
-    return summary + f"; warmed in {sum(warmed.values()):.0f} s, as a starting worker does"
+    # What a worker does when it starts (search.tasks.warm_buffers).
+    from search import warm
+
+    print("reading what searches read into shared_buffers (search/warm.py) …", flush=True)
+    warmed = warm.warm()
+    return summary + (
+        f"; then, as a starting worker does, {sum(w.megabytes for w in warmed) / 1024:.1f} GB"
+        f" read into shared_buffers in {sum(w.seconds for w in warmed):.0f} s"
+        f" ({sum(w.what == 'graph' for w in warmed)} graphs, the rows of"
+        f" {sum(w.what == 'rows' for w in warmed)} teams)"
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -1059,8 +1066,8 @@ def main() -> None:
     parser.add_argument(
         "--no-warm",
         action="store_true",
-        help="skip reading the team graphs into shared_buffers, which a worker does when it "
-        "starts (search.tasks.warm_team_indexes): the server as it is before that has run",
+        help="skip reading what searches read into shared_buffers (search/warm.py), which a "
+        "worker does when it starts: the server as it is before that has run",
     )
     parser.add_argument(
         "--warmup",

@@ -19,10 +19,7 @@ those of teams that are gone; Celery beat runs it hourly (``search.tasks.build_t
 ``manage.py team_indexes`` runs it by hand. Searches use a team's indexes once all three are
 built and valid (``indexed_teams``, re-read every ``REFRESH_SECONDS``).
 
-``warm()`` reads the big teams' graphs and chunk rows into PostgreSQL's buffers, so that the
-first searches after a restart do not each wait for ~1,000 disk reads (pg_prewarm would do
-it, but the embedded PostgreSQL ships without contrib). A worker runs it when it starts and
-after each hourly build (``search.tasks.warm_team_indexes``).
+``search/warm.py`` reads the graphs into PostgreSQL's buffers after a restart.
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 logger = logging.getLogger(__name__)
 
@@ -150,53 +147,6 @@ def indexed_teams() -> dict[int, int]:
         teams = {t: chunks[t] for t, count in built.items() if count == len(KINDS)}
         _cache.update(at=now, teams=teams)
     return _cache["teams"]
-
-
-WARM_CHUNKS_PER_PROBE = 10_000  # one graph walk per this many chunks
-WARM_EF_SEARCH = 1_000  # pgvector's ceiling: each walk visits thousands of graph nodes
-
-
-def warm(team_ids: list[int] | None = None) -> dict[int, float]:
-    """Team id → seconds spent reading its graph and chunk rows into shared_buffers.
-
-    A search's own graph walk reads the nodes near its query; walks from chunks spread over
-    the team (its own vectors as queries, ``ef_search`` at the ceiling) read most of the
-    graph, and one pass over the team's chunks through its index reads their rows."""
-    done: dict[int, float] = {}
-    teams = indexed_teams()
-    for team_id in team_ids if team_ids is not None else sorted(teams, key=lambda t: -teams[t]):
-        chunks = teams.get(team_id)
-        if not chunks:
-            continue
-        started = time.monotonic()
-        team = int(team_id)
-        probes = max(1, -(-chunks // WARM_CHUNKS_PER_PROBE))
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {WARM_EF_SEARCH}")
-            cursor.execute("SET LOCAL enable_sort = off")  # the walk, not a sort of the team
-            cursor.execute("SET LOCAL enable_seqscan = off")
-            cursor.execute("SET LOCAL enable_indexonlyscan = off")  # the rows, not the index
-            cursor.execute(
-                f"SELECT count(session_id) FROM agent_sessions_messagechunk WHERE team_id = {team}"
-            )
-            for probe in range(probes):
-                cursor.execute(
-                    "SELECT count(*) FROM (SELECT c.id FROM agent_sessions_messagechunk c"
-                    f" WHERE c.team_id = {team} ORDER BY c.embedding <=> ("
-                    "  SELECT embedding FROM agent_sessions_messagechunk"
-                    f"  WHERE team_id = {team} ORDER BY id OFFSET %s LIMIT 1)"
-                    " LIMIT %s) walk",
-                    [probe * chunks // probes, WARM_EF_SEARCH],
-                )
-        done[team_id] = time.monotonic() - started
-        logger.info(
-            "team %s: read its graph (%d walks) and %d chunks into shared_buffers in %.1f s",
-            team_id,
-            probes,
-            chunks,
-            done[team_id],
-        )
-    return done
 
 
 def forget() -> None:

@@ -3,14 +3,11 @@ idempotent, that a broken or orphaned index goes, and the command that runs it."
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
 from search import team_indexes
-from tests.conftest import WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory
 from tests.search.corpus import build_team_indexes, capture, embed_all
 
@@ -91,70 +88,3 @@ def test_the_command_builds_them_concurrently_and_lists_them(settings, capsys):
         with connection.cursor() as cursor:
             for name in team_indexes.existing():
                 cursor.execute(f'DROP INDEX "{name}"')
-
-
-@pytest.mark.django_db
-def test_warming_walks_each_big_teams_own_graph(settings):
-    from django.test.utils import CaptureQueriesContext
-
-    settings.TEAM_INDEX_MIN_MESSAGES = 5
-    big, small = ProjectFactory(), ProjectFactory()
-    capture(big, [("user", f"message {i} about the deploy") for i in range(30)])
-    capture(small, [("user", "one message")])
-    embed_all()
-    build_team_indexes()
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE agent_sessions_messagechunk")  # the graph's size, for the walks
-    team_indexes.forget()
-
-    with CaptureQueriesContext(connection) as queries:
-        warmed = team_indexes.warm()
-
-    assert set(warmed) == {big.team_id}
-    assert team_indexes.warm([small.team_id]) == {}  # no graph of its own: nothing to read
-    walks = [q["sql"] for q in queries if "ORDER BY c.embedding <=>" in q["sql"]]
-    assert walks
-    # Each walk goes through the team's graph, not a sort of its chunks.
-    with connection.cursor() as cursor:
-        cursor.execute("SET enable_sort = off")
-        cursor.execute("EXPLAIN " + walks[0])
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-        cursor.execute("RESET enable_sort")
-    assert f"chunk_hnsw_team_{big.team_id}" in plan
-
-
-@pytest.mark.django_db
-def test_the_command_warms_when_asked(settings, capsys):
-    settings.TEAM_INDEX_MIN_MESSAGES = 5
-    big = ProjectFactory()
-    capture(big, [("user", f"message {i} about the deploy") for i in range(6)])
-    embed_all()
-    build_team_indexes()
-    team_indexes.forget()
-    call_command("team_indexes", "--warm")
-    assert f"warmed team {big.team_id}" in capsys.readouterr().out
-
-
-@pytest.mark.slow
-@pytest.mark.django_db(transaction=True)
-def test_a_starting_worker_warms_the_big_teams_graphs(tmp_path):
-    # worker_ready queues search.tasks.warm_team_indexes and the worker runs it, so the first
-    # searches after a restart find the big teams' graphs in PostgreSQL's buffers. Its own
-    # worker, alone on the queue, so that no other takes the task.
-    purge_test_queue()
-    worker = WorkerProcess(tmp_path / "worker.log")
-    worker.start()
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not warmed(worker.log_path):
-            time.sleep(0.1)
-        assert warmed(worker.log_path)
-    finally:
-        worker.stop()
-
-
-def warmed(log_path) -> bool:
-    return any(
-        "search.tasks.warm_team_indexes[" in line and "succeeded" in line
-        for line in log_path.read_text(errors="replace").splitlines()
-    )

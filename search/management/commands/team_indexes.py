@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from search import team_indexes
+from search import team_indexes, warm
 
 
 class Command(BaseCommand):
@@ -12,8 +12,9 @@ class Command(BaseCommand):
         "Give every team with at least TEAM_INDEX_MIN_MESSAGES messages its own HNSW and GIN "
         "indexes (search/team_indexes.py), built CONCURRENTLY so capture goes on, and drop "
         "those of deleted teams. Celery beat runs the same every hour; nothing to do when "
-        "they exist. --list shows them; --warm reads their graphs into PostgreSQL's buffers "
-        "(a worker does it when it starts)."
+        "they exist. --list shows them; --warm then reads what searches read (the big teams' "
+        "graphs, every team's messages) into PostgreSQL's buffers, as a starting worker does "
+        "(search/warm.py)."
     )
 
     def add_arguments(self, parser):
@@ -21,7 +22,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--warm",
             action="store_true",
-            help="after building, read every big team's graph and chunks into shared_buffers",
+            help="after building, read what searches read into shared_buffers "
+            "(up to 80%% of it), as a starting worker does",
         )
 
     def handle(self, *args, **options):
@@ -38,5 +40,7 @@ class Command(BaseCommand):
         if not changes:
             self.stdout.write("nothing to do")
         if options["warm"]:
-            for team, seconds in team_indexes.warm().items():
-                self.stdout.write(f"warmed team {team} ({seconds:.1f} s)")
+            for w in warm.warm():
+                self.stdout.write(
+                    f"warmed team {w.team_id}'s {w.what} (~{w.megabytes:.0f} MB, {w.seconds:.1f} s)"
+                )
