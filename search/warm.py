@@ -49,6 +49,9 @@ def warm(team_ids: list[int] | None = None) -> list[Warmed]:
     """Read, for the given teams (default: all), what their searches read; return what was
     read, step by step."""
     sizes = _sizes()
+    if sizes is None:  # a worker may start before the web container has migrated
+        logger.info("nothing to warm: the search tables are not there yet (not migrated?)")
+        return []
     every_team = _team_messages()
     total_messages = max(1, sum(every_team.values()))
     teams = {t: n for t, n in every_team.items() if team_ids is None or t in team_ids}
@@ -139,17 +142,20 @@ def _team_messages() -> dict[int, int]:
         return {team: int(count) for team, count in cursor.fetchall() if count}
 
 
-def _sizes() -> dict[str, float]:
-    """Bytes: shared_buffers, the tables and indexes read, each team's own HNSW index."""
+def _sizes() -> dict[str, float] | None:
+    """Bytes: shared_buffers, the tables and indexes read, each team's own HNSW index (None
+    when one of those tables or indexes does not exist)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_size_bytes(current_setting('shared_buffers')),"
-            " pg_relation_size('agent_sessions_messagechunk'),"
-            " pg_relation_size('agent_sessions_message'),"
-            " pg_relation_size('message_team_idx'),"
-            " pg_relation_size('chunk_team_bits_idx')"
+            " pg_relation_size(to_regclass('agent_sessions_messagechunk')),"
+            " pg_relation_size(to_regclass('agent_sessions_message')),"
+            " pg_relation_size(to_regclass('message_team_idx')),"
+            " pg_relation_size(to_regclass('chunk_team_bits_idx'))"
         )
         row = cursor.fetchone()
+        if None in row:
+            return None
         sizes = dict(
             zip(
                 ["shared_buffers", "chunk_heap", "message_heap", "message_team", "chunk_bits"],
