@@ -54,7 +54,8 @@ disk during the timed searches (``pg_stat_io``), and the timed searches asked a 
 when the pages they read are cached: the gap between the two is what reading from disk costs.
 
     .venv/bin/python bench/search_speed.py [--messages 1000000] [--teams 100] [--queries 200]
-        [--sizes zipf|equal] [--keep DIR]  # DIR keeps the loaded data: a second run reuses it
+        [--sizes zipf|equal] [--warmup 5] [--no-warm]  # --no-warm: no search/warm.py first
+        [--keep DIR]  # DIR keeps the loaded data: a second run reuses it
 
 Check at small scale first (``--messages 50000``). At 1M the load takes ~3 min and the HNSW
 build ~5 min here, and the database folder ~6 GB. Settings such as ``EMBEDDING_THREADS=1``

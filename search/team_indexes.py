@@ -73,16 +73,19 @@ def existing() -> dict[str, tuple[bool, float]]:
         return {name: (valid, entries) for name, valid, entries in cursor.fetchall()}
 
 
-def big_teams() -> dict[int, int]:
-    """Team id → messages, for the teams at or over the threshold (from the sessions'
-    counts: no scan of the message table)."""
+def team_messages() -> dict[int, int]:
+    """Team id → messages, those in the trash too (from the sessions' counts: no scan of the
+    message table)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT team_id, sum(message_count) FROM agent_sessions_session"
-            " GROUP BY team_id HAVING sum(message_count) >= %s",
-            [min_messages()],
+            "SELECT team_id, sum(message_count) FROM agent_sessions_session GROUP BY team_id"
         )
-        return {team: int(count) for team, count in cursor.fetchall()}
+        return {team: int(count) for team, count in cursor.fetchall() if count}
+
+
+def big_teams() -> dict[int, int]:
+    """Team id → messages, for the teams at or over the threshold."""
+    return {team: n for team, n in team_messages().items() if n >= min_messages()}
 
 
 def ensure(*, concurrently: bool = True) -> list[Change]:
