@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from sessions.embedding import embed, model_name
@@ -37,7 +38,12 @@ def llm_config() -> dict | None:
 
 
 def enrich_session(session: Session) -> None:
-    """Enrich ``session`` (locked by the caller) with its messages not yet enriched."""
+    """Enrich ``session`` (claimed by the caller) with its messages not yet enriched.
+
+    Everything slow (entities, summary, topics, the summary's vector) is computed before any
+    row is locked; then the session row is locked ``FOR NO KEY UPDATE`` for the few writes,
+    so a capture appending to the session waits milliseconds, not the whole enrichment.
+    """
     new = list(
         Message.objects.filter(session=session, seq__gt=session.enriched_through_seq)
         .order_by("seq")
@@ -45,53 +51,59 @@ def enrich_session(session: Session) -> None:
             :MAX_MESSAGES_PER_STEP
         ]
     )
-    if not new:
-        Session.objects.filter(pk=session.pk).update(
-            enrichment_status=EnrichmentStatus.DONE, enrichment_error="", enriched_at=timezone.now()
+    fields = {"enriched_at": timezone.now(), "enrichment_error": ""}
+    to_create, to_update = [], []
+    if new:
+        to_create, to_update, key_entities = _entity_changes(session, new)
+        fields.update(_summary_fields(session, new, key_entities))
+    with transaction.atomic():
+        if not Session.objects.filter(pk=session.pk).select_for_update(no_key=True).exists():
+            logger.info("session %s was purged while being enriched", session.public_id)
+            return
+        Entity.objects.bulk_create(to_create, batch_size=500)
+        Entity.objects.bulk_update(to_update, ["count"], batch_size=500)
+        # Read under the lock: a capture that committed meanwhile left more to do.
+        through = new[-1].seq if new else session.enriched_through_seq
+        more = Message.objects.filter(session=session, seq__gt=through).exists()
+        fields["enrichment_status"] = EnrichmentStatus.PENDING if more else EnrichmentStatus.DONE
+        Session.objects.filter(pk=session.pk).update(**fields)
+    if new:
+        logger.info(
+            "enriched session %s through message %d (%d new)",
+            session.public_id,
+            new[-1].seq,
+            len(new),
         )
-        return
-    _merge_entities(session, new)
-    key_entities = [
-        (e.type, e.value)
-        for e in Entity.objects.filter(session=session).order_by("-count", "type")[:KEY_ENTITIES]
-    ]
+
+
+def _summary_fields(session: Session, new: list[Message], key_entities) -> dict:
+    """Summary, derived topics and the session vector, extended by the ``new`` messages."""
+    metadata = dict(session.metadata)
     if session.summary and session.enriched_through_seq >= 0:
         summary = summarize_progressively(session.summary, new, entities=key_entities)
     else:
         summary, method = summarize_with_fallback(new, entities=key_entities, llm=llm_config())
-        session.metadata = {**session.metadata, "summary_method": method}
-    fields = {
-        "summary": summary,
-        "metadata": session.metadata,
-        "enriched_through_seq": new[-1].seq,
-        "enriched_at": timezone.now(),
-        "enrichment_error": "",
-    }
-    if not session.topics or session.metadata.get("topics_derived"):
+        metadata["summary_method"] = method
+    fields = {"summary": summary, "enriched_through_seq": new[-1].seq}
+    if not session.topics or metadata.get("topics_derived"):
         derived = derive_topics(new, entities=key_entities, limit=MAX_DERIVED_TOPICS)
         fields["topics"] = list(dict.fromkeys([*session.topics, *derived]))[:MAX_DERIVED_TOPICS]
-        fields["metadata"] = {**session.metadata, "topics_derived": True}
+        metadata["topics_derived"] = True
+    fields["metadata"] = metadata
     if summary:
         fields["embedding"] = embed([summary])[0]
         fields["embedding_model"] = model_name()
-    # More backlog than one step reads: stay pending, the next step continues.
-    more = Message.objects.filter(session=session, seq__gt=new[-1].seq).exists()
-    fields["enrichment_status"] = EnrichmentStatus.PENDING if more else EnrichmentStatus.DONE
-    # Conditional on nothing else having changed it meanwhile (we hold the row lock anyway).
-    Session.objects.filter(pk=session.pk).update(**fields)
-    logger.info(
-        "enriched session %s through message %d (%d new)", session.public_id, new[-1].seq, len(new)
-    )
+    return fields
 
 
-def _merge_entities(session: Session, messages: list[Message]) -> None:
+def _entity_changes(session: Session, messages: list[Message]):
+    """New and updated entities of ``messages``, and the session's key entities once they
+    are merged (computed here, written by the caller under the session lock)."""
     extracted = extract_session(messages)
-    if not extracted:
-        return
     existing = {
         (e.type, e.normalized): e
-        for e in Entity.objects.filter(
-            session=session, normalized__in=[x.normalized[:500] for x in extracted]
+        for e in Entity.objects.filter(session=session).only(
+            "id", "type", "value", "normalized", "count"
         )
     }
     to_create, to_update = [], []
@@ -114,5 +126,7 @@ def _merge_entities(session: Session, messages: list[Message]) -> None:
                     count=item.count,
                 )
             )
-    Entity.objects.bulk_create(to_create, batch_size=500)
-    Entity.objects.bulk_update(to_update, ["count"], batch_size=500)
+    merged = [*existing.values(), *to_create]
+    merged.sort(key=lambda e: (-e.count, e.type))
+    key_entities = [(e.type, e.value) for e in merged[:KEY_ENTITIES]]
+    return to_create, to_update, key_entities

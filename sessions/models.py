@@ -252,6 +252,13 @@ class Message(Enrichable):
         help_text="Keywords of the message's surroundings (the two messages before it and the "
         "date): a question's words find the answer that follows it. See sessions/neighbours.py.",
     )
+    claimed_by = models.IntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The embedding batch working on it; live while that worker's database "
+        "connection holds the batch's advisory lock (sessions/pipeline.py).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = TeamScopedQuerySet.as_manager()

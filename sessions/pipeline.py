@@ -17,11 +17,12 @@ transaction. So:
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -48,26 +49,23 @@ def _error_text(exc: BaseException) -> str:
 def embed_pending_messages(limit: int | None = None, only_ids: list[int] | None = None) -> int:
     """Claim up to ``limit`` pending messages (of ``only_ids``, if given), embed them and
     store their chunks. Returns how many messages were claimed (0: nothing left to do).
+
+    Three steps, so no row lock is held while the model runs (a capture appending to the
+    same session, or a purge, never waits seconds for a batch):
+
+    1. claim: one short statement marks the batch's rows with its key, while this
+       connection holds the key's advisory lock (the claim is live as long as the lock);
+    2. chunk and embed, outside any transaction;
+    3. write: lock the batch's sessions (``FOR KEY SHARE``), then its messages still pending
+       under our claim, in id order; replace their chunks and mark them done. A message
+       purged meanwhile is simply gone.
     """
     limit = limit or settings.EMBED_BATCH_MESSAGES
-    pending = Message.objects.filter(enrichment_status=PENDING)
-    if only_ids is not None:
-        pending = pending.filter(id__in=only_ids)
-    with transaction.atomic():
-        claimed = list(
-            pending.order_by("created_at")
-            .select_for_update(skip_locked=True)
-            .only(
-                "id",
-                "team_id",
-                "session_id",
-                "role",
-                "author",
-                "tool_name",
-                "content",
-                "enrichment_attempts",
-            )[:limit]
-        )
+    key = secrets.randbits(31)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [CLAIM_LOCK_SPACE, key])
+    try:
+        claimed = _claim(key, limit, only_ids)
         if not claimed:
             return 0
         started = time.perf_counter()
@@ -76,8 +74,89 @@ def embed_pending_messages(limit: int | None = None, only_ids: list[int] | None 
             for m in claimed
         }
         failures = _embed_plans(claimed, plans)
-        now = timezone.now()
-        MessageChunk.objects.filter(message_id__in=[m.id for m in claimed]).delete()
+        written, chunks = _write_batch(key, claimed, plans, failures)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [CLAIM_LOCK_SPACE, key])
+    elapsed = time.perf_counter() - started
+    logger.info(
+        "embedded %d message(s) as %d chunk(s) in %.2f s%s%s",
+        written - len(failures),
+        chunks,
+        elapsed,
+        f"; {len(failures)} failed" if failures else "",
+        f"; {len(claimed) - written} gone or taken meanwhile" if written < len(claimed) else "",
+    )
+    return len(claimed)
+
+
+# Advisory locks of a batch's claim: (CLAIM_LOCK_SPACE, key). A dead worker's connection
+# closes and its locks go with it, so its rows are claimable again at once. (Session-level
+# advisory locks need a real session per worker: not a transaction-pooling proxy.)
+CLAIM_LOCK_SPACE = 0x6D656D  # "mem"
+# The batch is a materialised CTE: as a plain ``IN (subquery)`` the planner may run the
+# LIMIT … SKIP LOCKED subquery more than once and claim far more rows than asked.
+CLAIM_SQL = """
+WITH batch AS MATERIALIZED (
+    SELECT p.id FROM agent_sessions_message p
+    WHERE p.enrichment_status = 'pending' {only}
+      AND (p.claimed_by IS NULL OR NOT EXISTS (
+          SELECT 1 FROM pg_locks l
+          WHERE l.locktype = 'advisory' AND l.classid = %(space)s
+            AND l.objid = p.claimed_by AND l.objsubid = 2))
+    ORDER BY p.created_at
+    LIMIT %(limit)s
+    FOR NO KEY UPDATE SKIP LOCKED
+)
+UPDATE agent_sessions_message m SET claimed_by = %(key)s
+FROM batch WHERE m.id = batch.id
+RETURNING m.id, m.team_id, m.session_id, m.role, m.author, m.tool_name, m.content,
+          m.enrichment_attempts
+"""
+
+
+def _claim(key: int, limit: int, only_ids: list[int] | None) -> list[Message]:
+    params = {"key": key, "space": CLAIM_LOCK_SPACE, "limit": limit, "ids": only_ids}
+    sql = CLAIM_SQL.format(only="AND p.id = ANY(%(ids)s)" if only_ids is not None else "")
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    fields = ("id", "team_id", "session_id", "role", "author", "tool_name", "content")
+    return [
+        Message(**dict(zip(fields, row[:7], strict=True)), enrichment_attempts=row[7])
+        for row in rows
+    ]
+
+
+def _write_batch(key, claimed, plans, failures) -> tuple[int, int]:
+    """Store the batch's chunks and statuses; returns (messages written, chunks written).
+
+    Locks in the order every writer uses (session, then its messages), so a concurrent
+    capture (which holds its session ``FOR NO KEY UPDATE``, compatible with our ``KEY
+    SHARE``) or purge (``FOR UPDATE``, which we wait for) cannot form a cycle with us.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        with connection.cursor() as cursor:  # Django has no select_for_update(key_share=)
+            cursor.execute(
+                "SELECT id FROM agent_sessions_session WHERE id = ANY(%s) "
+                "ORDER BY id FOR KEY SHARE",
+                [sorted({m.session_id for m in claimed})],
+            )
+            sessions = [row[0] for row in cursor.fetchall()]
+        mine = set(
+            Message.objects.filter(
+                id__in=[m.id for m in claimed],
+                session_id__in=sessions,
+                enrichment_status=PENDING,
+                claimed_by=key,
+            )
+            .order_by("id")
+            .select_for_update(no_key=True)
+            .values_list("id", flat=True)
+        )
+        batch = [m for m in claimed if m.id in mine]
+        MessageChunk.objects.filter(message_id__in=mine).delete()
         rows = [
             MessageChunk(
                 team_id=m.team_id,
@@ -90,32 +169,24 @@ def embed_pending_messages(limit: int | None = None, only_ids: list[int] | None 
                 embedding=vector,
                 model=model_name(),
             )
-            for m in claimed
+            for m in batch
             if m.id not in failures
             for chunk, vector in plans[m.id]
         ]
         MessageChunk.objects.bulk_create(rows, batch_size=1000)
-        done_ids = [m.id for m in claimed if m.id not in failures]
-        Message.objects.filter(id__in=done_ids).update(
-            enrichment_status=DONE, enrichment_error="", enriched_at=now
+        Message.objects.filter(id__in=[m.id for m in batch if m.id not in failures]).update(
+            enrichment_status=DONE, enrichment_error="", enriched_at=now, claimed_by=None
         )
-        for message in claimed:
+        for message in batch:
             if message.id in failures:
                 Message.objects.filter(id=message.id).update(
                     enrichment_status=FAILED,
                     enrichment_error=failures[message.id],
                     enrichment_attempts=message.enrichment_attempts + 1,
                     enriched_at=now,
+                    claimed_by=None,
                 )
-    elapsed = time.perf_counter() - started
-    logger.info(
-        "embedded %d message(s) as %d chunk(s) in %.2f s%s",
-        len(done_ids),
-        len(rows),
-        elapsed,
-        f"; {len(failures)} failed" if failures else "",
-    )
-    return len(claimed)
+    return len(batch), len(rows)
 
 
 def _embed_plans(claimed, plans) -> dict[int, str]:
@@ -149,18 +220,24 @@ def has_pending_messages() -> bool:
     return Message.objects.filter(enrichment_status=PENDING).exists()
 
 
+# Session enrichment is claimed by a transaction-level advisory lock on (space, session id),
+# not a row lock: the summary takes seconds, and appends to the session must not wait for it.
+ENRICH_LOCK_SPACE = 0x656E72  # "enr"
+CANDIDATES = 20
+
+
 def enrich_pending_sessions(limit: int = 10) -> int:
     """Claim sessions whose new messages are not yet summarised; returns how many."""
-    quiet_since = timezone.now() - timedelta(seconds=settings.SESSION_ENRICH_DELAY_SECONDS)
     processed = 0
     while processed < limit:
+        quiet_since = timezone.now() - timedelta(seconds=settings.SESSION_ENRICH_DELAY_SECONDS)
+        candidates = list(
+            Session.objects.filter(enrichment_status=PENDING, updated_at__lte=quiet_since)
+            .order_by("updated_at")
+            .values_list("pk", flat=True)[:CANDIDATES]
+        )
         with transaction.atomic():
-            session = (
-                Session.objects.filter(enrichment_status=PENDING, updated_at__lte=quiet_since)
-                .order_by("updated_at")
-                .select_for_update(skip_locked=True)
-                .first()
-            )
+            session = _claim_session(candidates)
             if session is None:
                 return processed
             try:
@@ -176,6 +253,19 @@ def enrich_pending_sessions(limit: int = 10) -> int:
                 )
         processed += 1
     return processed
+
+
+def _claim_session(candidates: list[int]) -> Session | None:
+    """The first candidate no other worker is enriching and still pending (read after the
+    lock, so a worker that just finished it is seen)."""
+    with connection.cursor() as cursor:
+        for pk in candidates:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [ENRICH_LOCK_SPACE, pk])
+            if cursor.fetchone()[0]:
+                session = Session.objects.filter(pk=pk, enrichment_status=PENDING).first()
+                if session is not None:
+                    return session
+    return None
 
 
 # ---------------------------------------------------------------------------------------

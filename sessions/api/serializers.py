@@ -72,10 +72,12 @@ class SessionCaptureSerializer(serializers.Serializer):
     )
     agent_name = serializers.CharField(max_length=64)
     agent_persona = serializers.CharField(required=False, allow_blank=True, default="")
-    workflow = serializers.CharField(required=False, allow_blank=True, default="none")
+    # No defaults here: a field left out of a re-sent session keeps its stored value (a new
+    # session gets capture's defaults: workflow "none", status "completed").
+    workflow = serializers.CharField(required=False, allow_blank=True)
     title = serializers.CharField(required=False, allow_blank=True, default="")
     user_name = serializers.CharField(required=False, allow_blank=True, default="")
-    status = serializers.ChoiceField(choices=SessionStatus.choices, default=SessionStatus.COMPLETED)
+    status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
     started_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     ended_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     topics = CsvOrListField(

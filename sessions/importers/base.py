@@ -66,7 +66,7 @@ class ParsedSession:
     agent_persona: str = ""
     workflow: str = ""
     user_name: str = ""
-    status: str = "completed"
+    status: str = ""  # "" when the source does not say (a new session is then "completed")
     started_at: datetime | None = None
     ended_at: datetime | None = None
     topics: list[str] = field(default_factory=list)

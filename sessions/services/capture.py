@@ -7,7 +7,16 @@ all. Idempotent by design:
   appends only the messages it does not hold yet, and updates the fields sent again;
 - a message is found again by its client id; without one, a re-sent *whole* session counts
   its messages by position (the first N are the N already stored);
-- appends lock the session row, so concurrent appends get consecutive sequence numbers.
+- appends lock the session row, so concurrent appends get consecutive sequence numbers;
+- concurrent captures of one external id are serialised by an advisory lock on it, so the
+  second finds the first's session instead of racing it.
+
+Locks, in the order every writer takes them (see also ``sessions/pipeline.py``): the external
+id's advisory lock, the session row ``FOR NO KEY UPDATE`` (it conflicts with other captures
+of the session, not with the ``KEY SHARE`` that inserting a child row or the embedding worker
+takes), then message rows. The only earlier message a capture updates is the one before the
+first new message (its context vector gains its next message); no other writer waits on a
+session while holding a message, so no cycle can form.
 
 Before anything is written, NUL characters (which PostgreSQL cannot store) are removed and,
 when the project asks for it, secrets are redacted. Capture never waits on enrichment: the
@@ -20,7 +29,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -70,6 +79,7 @@ class CaptureResult:
 def capture_session(project: Project, parsed: ParsedSession) -> CaptureResult:
     """Create the session (or find it by external id) and store its new messages."""
     with transaction.atomic():
+        _lock_external_ids(project, [parsed.external_id])
         result = _capture_in_transaction(project, parsed)
     _after_commit([result])
     return result
@@ -77,7 +87,9 @@ def capture_session(project: Project, parsed: ParsedSession) -> CaptureResult:
 
 def capture_sessions(project: Project, parsed_sessions: Iterable[ParsedSession]):
     """Several sessions (one imported file) in one transaction: all or nothing."""
+    parsed_sessions = list(parsed_sessions)
     with transaction.atomic():
+        _lock_external_ids(project, [parsed.external_id for parsed in parsed_sessions])
         results = [_capture_in_transaction(project, parsed) for parsed in parsed_sessions]
     _after_commit(results)
     return results
@@ -86,7 +98,11 @@ def capture_sessions(project: Project, parsed_sessions: Iterable[ParsedSession])
 def append_messages(session: Session, messages: list[ParsedMessage]) -> CaptureResult:
     """Append to an existing session; retried messages with a client id are not duplicated."""
     with transaction.atomic():
-        locked = Session.objects.select_for_update().select_related("project").get(pk=session.pk)
+        locked = (
+            Session.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("project")
+            .get(pk=session.pk)
+        )
         if locked.deleted_at is not None:
             raise CaptureError(
                 f"session {locked.public_id} is in the trash; restore it before appending",
@@ -101,11 +117,24 @@ def append_messages(session: Session, messages: list[ParsedMessage]) -> CaptureR
 # ---------------------------------------------------------------------------------------
 
 
+def _lock_external_ids(project: Project, external_ids: list[str]) -> None:
+    """Serialise captures of the same external ids until this transaction ends (sorted, so
+    two imports of overlapping files take them in the same order)."""
+    keys = sorted({f"{project.pk}:{external_id}" for external_id in external_ids if external_id})
+    if keys:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) "
+                "FROM unnest(%s::text[]) AS key ORDER BY key",
+                [keys],
+            )
+
+
 def _capture_in_transaction(project: Project, parsed: ParsedSession) -> CaptureResult:
     session = None
     if parsed.external_id:
         session = (
-            Session.objects.select_for_update()
+            Session.objects.select_for_update(no_key=True)
             .filter(project=project, external_id=parsed.external_id)
             .first()
         )
@@ -157,6 +186,7 @@ def _session_fields(parsed: ParsedSession) -> dict:
 
 
 def _create_session(project: Project, parsed: ParsedSession) -> Session:
+    """Insert a new session (its external id is free: the caller holds its advisory lock)."""
     fields = _session_fields(parsed)
     for _attempt in range(5):
         session = Session(
@@ -171,11 +201,6 @@ def _create_session(project: Project, parsed: ParsedSession) -> Session:
                 session.save(force_insert=True)
             return session
         except IntegrityError as exc:
-            if "session_project_external_uniq" in str(exc):
-                # Another request created it a moment ago: use theirs.
-                return Session.objects.select_for_update().get(
-                    project=project, external_id=parsed.external_id
-                )
             if "session_public_id_uniq" not in str(exc):
                 raise
     raise CaptureError("could not allocate a unique session id; try again", status=503)
@@ -221,7 +246,8 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
             if wanted_ids
             else set()
         )
-        next_seq = (existing.aggregate(top=Max("seq"))["top"] or -1) + 1
+        top = existing.aggregate(top=Max("seq"))["top"]
+        next_seq = 0 if top is None else top + 1
     else:
         stored_count, known_ids, next_seq = 0, set(), 0
 
