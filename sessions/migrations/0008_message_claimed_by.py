@@ -4,15 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0007_message_team_index'),
+        ("agent_sessions", "0007_message_team_index"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='message',
-            name='claimed_by',
-            field=models.IntegerField(blank=True, editable=False, help_text="The embedding batch working on it; live while that worker's database connection holds the batch's advisory lock (sessions/pipeline.py).", null=True),
+            model_name="message",
+            name="claimed_by",
+            field=models.IntegerField(
+                blank=True,
+                editable=False,
+                help_text="The embedding batch working on it; live while that worker's database connection holds the batch's advisory lock (sessions/pipeline.py).",
+                null=True,
+            ),
         ),
     ]
