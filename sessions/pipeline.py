@@ -75,17 +75,18 @@ def embed_pending_messages(limit: int | None = None, only_ids: list[int] | None 
         }
         failures = _embed_plans(claimed, plans)
         written, chunks = _write_batch(key, claimed, plans, failures)
+        failed = sum(1 for m in written if m.id in failures)
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [CLAIM_LOCK_SPACE, key])
     elapsed = time.perf_counter() - started
     logger.info(
         "embedded %d message(s) as %d chunk(s) in %.2f s%s%s",
-        written - len(failures),
+        len(written) - failed,
         chunks,
         elapsed,
-        f"; {len(failures)} failed" if failures else "",
-        f"; {len(claimed) - written} gone or taken meanwhile" if written < len(claimed) else "",
+        f"; {failed} failed" if failed else "",
+        f"; {len(claimed) - len(written)} purged meanwhile" if len(written) < len(claimed) else "",
     )
     return len(claimed)
 
@@ -128,8 +129,9 @@ def _claim(key: int, limit: int, only_ids: list[int] | None) -> list[Message]:
     ]
 
 
-def _write_batch(key, claimed, plans, failures) -> tuple[int, int]:
-    """Store the batch's chunks and statuses; returns (messages written, chunks written).
+def _write_batch(key, claimed, plans, failures) -> tuple[list[Message], int]:
+    """Store the batch's chunks and statuses; returns the messages written and how many
+    chunks.
 
     Locks in the order every writer uses (session, then its messages), so a concurrent
     capture (which holds its session ``FOR NO KEY UPDATE``, compatible with our ``KEY
@@ -186,7 +188,7 @@ def _write_batch(key, claimed, plans, failures) -> tuple[int, int]:
                     enriched_at=now,
                     claimed_by=None,
                 )
-    return len(batch), len(rows)
+    return batch, len(rows)
 
 
 def _embed_plans(claimed, plans) -> dict[int, str]:

@@ -58,9 +58,7 @@ def restore(session: Session) -> Session:
 
 def purge(session: Session) -> None:
     """Delete for good a session that is in the trash (messages, vectors, entities with it)."""
-    with transaction.atomic():
-        deleted, _ = Session.objects.filter(pk=session.pk, deleted_at__isnull=False).delete()
-    if not deleted:
+    if not _purge([session.pk]):
         raise LifecycleConflict(
             f"session {session.public_id} is not in the trash; delete it before purging"
         )
@@ -77,14 +75,24 @@ def purge_expired(now=None) -> int:
         .only("pk", "deleted_at", "project__trash_days")
         if session.deleted_at + timedelta(days=session.project.trash_days) <= now
     ]
-    purged = 0
-    for start in range(0, len(expired), 500):
-        with transaction.atomic():
-            purged += (
-                Session.objects.filter(
-                    pk__in=expired[start : start + 500], deleted_at__isnull=False
-                )
-                .delete()[1]
-                .get("agent_sessions.Session", 0)
-            )
-    return purged
+    return sum(_purge(expired[start : start + 500]) for start in range(0, len(expired), 500))
+
+
+def _purge(pks: list[int]) -> int:
+    """Delete these trashed sessions and everything of theirs; returns how many.
+
+    The session rows are locked ``FOR UPDATE`` first, in id order: that waits for anyone
+    writing a child row of theirs (a capture, the embedding worker's chunks, an enrichment's
+    entities all hold the session ``KEY SHARE`` or stronger while they write) and keeps new
+    ones out, so the children Django collects are all there are.
+    """
+    with transaction.atomic():
+        locked = list(
+            Session.objects.filter(pk__in=pks, deleted_at__isnull=False)
+            .order_by("pk")
+            .select_for_update()
+            .values_list("pk", flat=True)
+        )
+        if not locked:
+            return 0
+        return Session.objects.filter(pk__in=locked).delete()[1].get("agent_sessions.Session", 0)

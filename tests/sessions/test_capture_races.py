@@ -1,0 +1,181 @@
+"""Capture under real concurrency: many HTTP clients on a real server, retrying as real
+clients do, while a real worker embeds and enriches the same sessions (issue 14).
+
+Every request must succeed, every message must be stored exactly once with contiguous
+sequence numbers, PostgreSQL must report no deadlock, and every message must end embedded
+exactly once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+from django.db import connection
+from django.db.models import Count
+
+from sessions.chunking import chunk_message, header_for
+from sessions.models import Message, MessageChunk, Session
+from sessions.services.lifecycle import purge, soft_delete
+from teams.models import ApiToken
+from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
+from tests.factories import ProjectFactory
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+CLIENTS = 20
+APPENDS = 25
+
+
+def deadlocks() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def wait_for(predicate, timeout, interval=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
+
+
+def assert_embedded_exactly_once(session_ids, timeout=300):
+    messages = Message.objects.filter(session_id__in=session_ids)
+    assert wait_for(lambda: not messages.exclude(enrichment_status="done").exists(), timeout), (
+        f"{messages.exclude(enrichment_status='done').count()} message(s) never embedded"
+    )
+    per_message = dict(
+        MessageChunk.objects.filter(session_id__in=session_ids)
+        .values_list("message_id")
+        .annotate(n=Count("id"))
+        .values_list("message_id", "n")
+    )
+    for message in messages:
+        expected = len(chunk_message(message.content, header=header_for(message.role, "")))
+        assert per_message.get(message.id, 0) == expected, message
+
+
+@pytest.fixture
+def server(live_server, monkeypatch):
+    """The live server, a token of a fresh project, and a real worker (two processes, as
+    `make run` has: embedding and session enrichment run at the same time)."""
+    monkeypatch.setenv("SESSION_ENRICH_DELAY_SECONDS", "0")
+    project = ProjectFactory()
+    _, raw = ApiToken.issue(project, name="race")
+    purge_test_queue()
+    worker = WorkerProcess(TEST_OUTPUT / "race-worker.log", concurrency=2)
+    worker.start()
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {raw}"
+    adapter = requests.adapters.HTTPAdapter(pool_maxsize=CLIENTS * 2)
+    http.mount("http://", adapter)
+    yield live_server.url, http, project
+    worker.stop()
+
+
+def test_concurrent_appends_each_sent_twice_store_every_message_once(server):
+    base, http, _project = server
+    created = http.post(f"{base}/api/v1/sessions", json={"agent_name": "race", "messages": []})
+    assert created.status_code == 201, created.text
+    session_id = created.json()["id"]
+    url = f"{base}/api/v1/sessions/{session_id}/messages"
+    before = deadlocks()
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def client(c):
+        for i in range(APPENDS):
+            body = {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"client {c} message {i}: the deploy pipeline step {i} passed",
+                "client_id": f"c{c}-m{i}",
+            }
+            for _attempt in range(2):  # a retrying client sends each message twice
+                response = http.post(url, json=body, timeout=60)
+                with lock:
+                    statuses.append(response.status_code)
+
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        list(pool.map(client, range(CLIENTS)))
+
+    assert statuses.count(201) == CLIENTS * APPENDS * 2, {s: statuses.count(s) for s in statuses}
+    stored = list(
+        Message.objects.filter(session__public_id=session_id)
+        .order_by("seq")
+        .values_list("seq", "client_id")
+    )
+    assert [seq for seq, _ in stored] == list(range(CLIENTS * APPENDS))
+    assert sorted(cid for _, cid in stored) == sorted(
+        f"c{c}-m{i}" for c in range(CLIENTS) for i in range(APPENDS)
+    )
+    # Each client's messages keep the order it sent them in.
+    for c in range(CLIENTS):
+        mine = [cid for _, cid in stored if cid.startswith(f"c{c}-")]
+        assert mine == [f"c{c}-m{i}" for i in range(APPENDS)]
+    session = Session.objects.get(public_id=session_id)
+    assert session.message_count == CLIENTS * APPENDS
+    assert deadlocks() == before
+    assert_embedded_exactly_once([session.pk])
+    assert deadlocks() == before
+
+
+def test_concurrent_whole_captures_of_one_external_id_make_one_session(server):
+    base, http, _project = server
+    before = deadlocks()
+
+    def send(k):
+        # Each client sends the transcript as far as it got: the first 5 + k messages.
+        messages = [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} of the run"}
+            for i in range(5 + k)
+        ]
+        return http.post(
+            f"{base}/api/v1/sessions",
+            json={"agent_name": "race", "external_id": "shared-run", "messages": messages},
+            timeout=60,
+        ).status_code
+
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        statuses = list(pool.map(send, range(CLIENTS)))
+    assert statuses.count(201) == 1 and statuses.count(200) == CLIENTS - 1, statuses
+    session = Session.objects.get(external_id="shared-run")
+    stored = list(session.messages.order_by("seq").values_list("seq", "content"))
+    assert stored == [(i, f"turn {i} of the run") for i in range(5 + CLIENTS - 1)]
+    assert deadlocks() == before
+    assert_embedded_exactly_once([session.pk])
+
+
+def test_purging_a_session_while_it_is_embedded(server):
+    base, http, _project = server
+    messages = [
+        {"role": "user", "content": f"line {i} of a long log about the release " * 8}
+        for i in range(800)
+    ]
+    doomed = http.post(
+        f"{base}/api/v1/sessions", json={"agent_name": "race", "messages": messages}
+    ).json()["id"]
+    kept = http.post(
+        f"{base}/api/v1/sessions",
+        json={"agent_name": "race", "messages": messages[:50]},
+    ).json()["id"]
+    # Wait until the worker is in the middle of the big session.
+    assert wait_for(
+        lambda: MessageChunk.objects.filter(session__public_id=doomed).exists(), timeout=120
+    )
+    assert Message.objects.filter(session__public_id=doomed, enrichment_status="pending").exists()
+    # What DELETE …?purge=true (an admin's) and the daily beat purge both run.
+    session = Session.objects.get(public_id=doomed)
+    started = time.monotonic()
+    soft_delete(session)
+    purge(session)
+    assert time.monotonic() - started < 10
+    assert not Message.objects.filter(session__public_id=doomed).exists()
+    assert not Session.objects.filter(public_id=doomed).exists()
+    # The worker carries on with the rest.
+    assert_embedded_exactly_once([Session.objects.get(public_id=kept).pk])
