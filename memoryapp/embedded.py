@@ -250,6 +250,8 @@ def stop_postgres() -> None:
         return
     server = get_server(pg_datadir(), cleanup_mode=None)
     server.stop()
+    # Forget the handle: get_server would hand back this stopped one to a later start.
+    type(server)._instances.pop(server.pgdata, None)
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ exactly once.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -61,22 +62,34 @@ def assert_embedded_exactly_once(session_ids, timeout=300):
         assert per_message.get(message.id, 0) == expected, message
 
 
-@pytest.fixture
-def server(live_server, monkeypatch):
-    """The live server, a token of a fresh project, and a real worker (two processes, as
-    `make run` has: embedding and session enrichment run at the same time)."""
-    monkeypatch.setenv("SESSION_ENRICH_DELAY_SECONDS", "0")
-    project = ProjectFactory()
-    _, raw = ApiToken.issue(project, name="race")
+@pytest.fixture(scope="module")
+def race_worker(django_db_setup, django_db_blocker):
+    """A real worker with two processes, as `make run` has (embedding and session enrichment
+    run at the same time), enriching sessions the moment they are captured."""
+    saved = os.environ.get("SESSION_ENRICH_DELAY_SECONDS")
+    os.environ["SESSION_ENRICH_DELAY_SECONDS"] = "0"
     purge_test_queue()
     worker = WorkerProcess(TEST_OUTPUT / "race-worker.log", concurrency=2)
-    worker.start()
+    try:
+        worker.start()
+    finally:
+        if saved is None:
+            os.environ.pop("SESSION_ENRICH_DELAY_SECONDS")
+        else:
+            os.environ["SESSION_ENRICH_DELAY_SECONDS"] = saved
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def server(live_server, race_worker):
+    """The live server and an HTTP session with a token of a fresh project."""
+    project = ProjectFactory()
+    _, raw = ApiToken.issue(project, name="race")
     http = requests.Session()
     http.headers["Authorization"] = f"Bearer {raw}"
-    adapter = requests.adapters.HTTPAdapter(pool_maxsize=CLIENTS * 2)
-    http.mount("http://", adapter)
-    yield live_server.url, http, project
-    worker.stop()
+    http.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=CLIENTS * 2))
+    return live_server.url, http, project
 
 
 def test_concurrent_appends_each_sent_twice_store_every_message_once(server):
