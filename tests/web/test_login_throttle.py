@@ -63,7 +63,7 @@ def assert_lockout_page(response):
 
 def test_limits_come_from_the_settings():
     assert settings.AXES_FAILURE_LIMIT == 5
-    assert settings.AXES_COOLOFF_TIME == timedelta(minutes=15)
+    assert settings.AXES_COOLOFF_TIME.total_seconds() == 15 * 60
     assert settings.AXES_LOCKOUT_PARAMETERS == ["username", "ip_address"]
 
 
