@@ -196,6 +196,8 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Not AXES_RESET_ON_SUCCESS: a success would clear every failure from that address, so an
+# attacker with an account of their own could sign in between guesses to reset the count.
 AXES_CLIENT_IP_CALLABLE = "web.throttle.client_ip"
 AXES_LOCKOUT_CALLABLE = "web.throttle.locked_out"
 # Failures are what is throttled on; a row per successful sign-in would only grow.
