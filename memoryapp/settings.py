@@ -10,6 +10,7 @@ import os
 from datetime import timedelta
 
 import dj_database_url
+from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryapp import embedded
@@ -43,10 +44,45 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+
+# --- HTTPS and security headers ---------------------------------------------------------
+# BEHIND_TLS_PROXY: a proxy in front terminates TLS and sets X-Forwarded-Proto (and
+# X-Forwarded-For, see web/throttle.py). Then, by default, cookies are Secure, plain HTTP is
+# redirected to HTTPS (but /healthz, which the container's health check asks over HTTP) and
+# browsers are told to use HTTPS only (HSTS) for a year. docker-compose.yaml sets it.
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", BEHIND_TLS_PROXY)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", BEHIND_TLS_PROXY)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int(
+    "SECURE_HSTS_SECONDS", 365 * 24 * 3600 if BEHIND_TLS_PROXY else 0, minimum=0
 )
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+# Asking to be in browsers' preload lists is the domain owner's decision (hstspreload.org,
+# apex domains only), so it is off unless set, and check --deploy's reminder is silenced.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+# Strict Content-Security-Policy (django-csp) on every response: the UI runs only its own
+# static scripts and styles, with no inline code or style attributes. A page that needs an
+# inline block marks it with the request's nonce (only drf-spectacular's Swagger UI page,
+# templates/drf_spectacular/swagger_ui.html); the nonce is in the header only then. data:
+# images are Swagger UI's icons (a data: image runs no code).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.NONE],
+        "script-src": [csp.SELF, csp.NONCE],
+        "style-src": [csp.SELF, csp.NONCE],
+        "img-src": [csp.SELF, "data:"],
+        "font-src": [csp.SELF],
+        "connect-src": [csp.SELF],
+        "manifest-src": [csp.SELF],
+        "form-action": [csp.SELF],
+        "frame-ancestors": [csp.NONE],
+        "base-uri": [csp.NONE],
+        "object-src": [csp.NONE],
+    }
+}
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -59,6 +95,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "axes",
+    "csp",
     "teams",
     "sessions.apps.AgentSessionsConfig",
     "search",
@@ -67,6 +105,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # above WhiteNoise: static files get the policy too
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryapp.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -75,6 +114,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into its page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryapp.urls"
@@ -142,6 +183,26 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "web:home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Sign-in throttling (django-axes) on /accounts/login/ and /admin/login/: after
+# LOGIN_FAILURE_LIMIT failures for one account (from any address) or from one address (for
+# any account), that account and that address are refused for LOGIN_COOLOFF_MINUTES after
+# their last failure, even with the right password (web/throttle.py). API tokens never go
+# through these backends, so agents are not affected.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Not AXES_RESET_ON_SUCCESS: a success would clear every failure from that address, so an
+# attacker with an account of their own could sign in between guesses to reset the count.
+AXES_CLIENT_IP_CALLABLE = "web.throttle.client_ip"
+AXES_LOCKOUT_CALLABLE = "web.throttle.locked_out"
+# Failures are what is throttled on; a row per successful sign-in would only grow.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False  # no banner at every start of every command
 
 # --- REST -----------------------------------------------------------------------------
 REST_FRAMEWORK = {

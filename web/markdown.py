@@ -36,8 +36,8 @@ ALLOWED_ATTRIBUTES = {
     "div": {"class"},
     "pre": {"class"},
     "span": {"class"},
-    "td": {"style"},
-    "th": {"style"},
+    "td": {"class"},
+    "th": {"class"},
     "ol": {"start"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
@@ -67,11 +67,23 @@ def _highlight(code: str, lang: str, attrs) -> str:
     return f'<pre class="hl"><code>{body}</code></pre>'  # starts with "<pre": used as is
 
 
+def _alignment_as_classes(state) -> None:
+    """Table cells say their alignment with a class (``align-right``), not the
+    ``style="text-align:right"`` markdown-it writes: the Content-Security-Policy refuses
+    style attributes."""
+    for token in state.tokens:
+        if token.type in ("th_open", "td_open"):
+            style = token.attrs.pop("style", "")
+            if style.startswith("text-align:"):
+                token.attrs["class"] = "align-" + style.removeprefix("text-align:")
+
+
 @lru_cache(maxsize=1)
 def _renderer() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.options["highlight"] = _highlight
+    md.core.ruler.push("alignment_as_classes", _alignment_as_classes)
     return md
 
 

@@ -10,10 +10,12 @@ and another team's object is a 404.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, wraps
 
+from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.shortcuts import render
 
 from sessions.models import Session
 from teams.access import Access
@@ -21,6 +23,20 @@ from teams.models import Project, Role, Team
 
 SESSION_TEAM_KEY = "web_team_id"
 SESSION_PROJECT_KEY = "web_project_id"
+
+
+def team_required(view):
+    """Signed in and a member of a team. Every page works on the current team, so a person
+    in none gets the page that says how to join one (403), whatever the URL or method."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if Workspace.of(request).team is None:
+            return render(request, "web/no_team.html", status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapped
 
 
 @dataclass
@@ -65,7 +81,8 @@ class Workspace:
         return self.access.role_in(self.team.pk) if self.team else None
 
     def can(self, role: str, team_id: int | None = None) -> bool:
-        team_id = self.team.pk if team_id is None else team_id
+        if team_id is None:
+            team_id = self.team.pk if self.team is not None else None
         return team_id is not None and self.access.can(role, team_id)
 
     def require(self, role: str, team_id: int | None = None) -> None:

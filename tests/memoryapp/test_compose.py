@@ -4,6 +4,7 @@ checks, volumes and environment the team deployment depends on."""
 
 import os
 import re
+import secrets
 import subprocess
 import sys
 import tomllib
@@ -95,11 +96,7 @@ def test_every_variable_the_compose_file_sets_is_read_by_the_app(compose):
 
 
 def test_the_app_settings_load_with_the_compose_environment(compose):
-    env = dict(os.environ)
-    for key, value in compose["services"]["web"]["environment"].items():
-        # ${VAR:?msg} / ${VAR:-default} → a concrete value, as compose would substitute.
-        env[key] = re.sub(r"\$\{(\w+):[?-][^}]*\}", "x", str(value))
-    env["DJANGO_SETTINGS_MODULE"] = "memoryapp.settings"
+    env = compose_environment(compose, SECRET_KEY="x", POSTGRES_PASSWORD="x")
     code = (
         "from django.conf import settings as s; d = s.DATABASES['default'];"
         "print(d['HOST'], d['NAME'], s.CELERY_BROKER_URL, s.DEBUG)"
@@ -124,3 +121,66 @@ def test_dockerfile_installs_cpu_torch_first_and_copies_every_package():
         assert f"COPY {folder} ./{folder}" in dockerfile, f"{folder} is not copied into the image"
     assert 'CMD ["sh", "docker/web.sh"]' in dockerfile
     assert "USER memoryapp" in dockerfile
+
+
+def compose_environment(compose, **required) -> dict[str, str]:
+    """The app services' environment as compose would pass it: ``${VAR:-default}`` gives
+    its default, ``${VAR:?message}`` the value in ``required`` (as the operator's .env)."""
+
+    def substitute(match):
+        name, kind, rest = match.groups()
+        return rest if kind == "-" else required[name]
+
+    env = {
+        key: re.sub(r"\$\{(\w+):([?-])([^}]*)\}", substitute, str(value))
+        for key, value in compose["services"]["web"]["environment"].items()
+    }
+    return {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "memoryapp.settings"}
+
+
+@pytest.fixture
+def production_env(compose, tmp_path):
+    env = compose_environment(
+        compose, SECRET_KEY=secrets.token_urlsafe(50), POSTGRES_PASSWORD="a-password"
+    )
+    env["MEMORYAPP_VAR_DIR"] = str(tmp_path)
+    return env
+
+
+def test_check_deploy_is_clean_with_the_compose_environment(production_env):
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO_ROOT,
+        env=production_env,
+        capture_output=True,
+        text=True,
+    )
+    issues = set(re.findall(r"\(([\w.]+\.[EWI]\d+)\)", result.stdout + result.stderr))
+    # drf_spectacular.W001 (no OpenAPI extension for the token authentication yet) belongs
+    # to the schema's own fix (issue 14 #14); every Django security check must pass.
+    assert issues <= {"drf_spectacular.W001"}, result.stdout + result.stderr
+    if not issues:
+        assert result.returncode == 0, result.stderr
+
+
+def test_the_compose_deployment_is_https_only(production_env):
+    code = (
+        "from django.conf import settings as s; print(s.SESSION_COOKIE_SECURE, "
+        "s.CSRF_COOKIE_SECURE, s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, "
+        "s.SECURE_PROXY_SSL_HEADER)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env=production_env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().split(maxsplit=4) == [
+        "True",
+        "True",
+        "True",
+        "31536000",
+        "('HTTP_X_FORWARDED_PROTO', 'https')",
+    ]

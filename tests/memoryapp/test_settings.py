@@ -102,3 +102,24 @@ def test_env_helpers(monkeypatch, tmp_path):
     monkeypatch.setenv("TOKEN_FILE", str(tmp_path / "missing"))
     with pytest.raises(ImproperlyConfigured, match="TOKEN_FILE="):
         env_str("TOKEN")
+
+
+def settings_value(expression: str, **env) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "memoryapp.settings"}
+    code = f"from django.conf import settings as s; print({expression})"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=full_env, capture_output=True, text=True
+    )
+
+
+def test_sign_in_throttling_is_configured_from_the_environment():
+    result = settings_value(
+        "s.AXES_FAILURE_LIMIT, s.AXES_COOLOFF_TIME.total_seconds()",
+        LOGIN_FAILURE_LIMIT="3",
+        LOGIN_COOLOFF_MINUTES="2",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "3 120.0"
+    bad = settings_value("s.AXES_COOLOFF_TIME", LOGIN_COOLOFF_MINUTES="soon")
+    assert bad.returncode != 0
+    assert "LOGIN_COOLOFF_MINUTES='soon' is not an integer" in bad.stderr

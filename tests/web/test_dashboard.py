@@ -81,12 +81,13 @@ def test_enrichment_card_and_retry(admin_client, member_client, team_session, ot
     assert b"nothing to retry" in again.content
 
 
-def test_dashboard_without_a_team(user):
+def test_dashboard_without_a_team_says_to_ask_an_admin(user):
     from tests.web.conftest import client_for
 
     response = client_for(user).get("/")
-    assert response.status_code == 200
+    assert response.status_code == 403
     assert b"not in a team yet" in response.content
+    assert b"Ask an admin of your team to add you" in response.content
 
 
 def test_dashboard_query_count_does_not_grow_with_sessions(

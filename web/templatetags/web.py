@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+from datetime import timedelta
 
 from django import template
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from web import markdown, transcript
@@ -68,11 +71,29 @@ def duration(session) -> str:
     return f"{hours // 24} days"
 
 
+def time_left_text(deadline, now) -> str:
+    """How long until ``deadline``, as a person counts it: calendar days to the deadline's
+    date (deleted today with 30-day retention: "30 days left"), then hours once less than
+    a day is left, so the last day never reads "0 days" or "1 day" when it is 2 hours."""
+    remaining = deadline - now
+    if remaining <= timedelta(0):
+        return "to be purged within the hour"  # the hourly purge has not run yet
+    if remaining < timedelta(days=1):
+        if remaining < timedelta(hours=1):
+            return "less than an hour left"
+        hours = math.ceil(remaining / timedelta(hours=1))
+        return f"{hours} hour{pluralize(hours)} left"
+    tz = timezone.get_current_timezone()
+    days = (timezone.localtime(deadline, tz).date() - timezone.localtime(now, tz).date()).days
+    return f"{days} day{pluralize(days)} left"
+
+
 @register.filter
-def days_left(moment) -> int | None:
-    if moment is None:
-        return None
-    return max(0, (moment - timezone.now()).days)
+def time_left(deadline) -> str:
+    """A trash deadline as "30 days left", "5 hours left" (see ``time_left_text``)."""
+    if deadline is None:
+        return ""
+    return time_left_text(deadline, timezone.now())
 
 
 @register.filter

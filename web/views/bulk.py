@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Max, Min, Sum
 from django.shortcuts import redirect, render
@@ -21,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from sessions.services.lifecycle import LifecycleConflict, restore, soft_delete
 from teams.models import Role
 from web.forms import DeleteForm
-from web.scope import Workspace
+from web.scope import Workspace, team_required
 from web.views.sessions import filtered_sessions
 
 logger = logging.getLogger(__name__)
@@ -57,7 +56,7 @@ def _list_url(query: str) -> str:
     return reverse("web:sessions") + (f"?{query}" if query else "")
 
 
-@login_required
+@team_required
 @require_http_methods(["GET", "POST"])
 def bulk_delete(request):
     """GET ?<the list's filters>: confirm deleting everything matching. POST ``session``
@@ -178,7 +177,7 @@ def _described(form) -> list[tuple[str, str]]:
     return out
 
 
-@login_required
+@team_required
 @require_POST
 def bulk_restore(request):
     """Restore the ticked sessions of the trash, in one transaction."""

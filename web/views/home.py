@@ -12,11 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Min, Q, Sum
 from django.db.models.functions import TruncDate
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -26,7 +24,7 @@ from sessions import pipeline
 from sessions.models import Entity, Message, Session
 from sessions.tasks import poke_enrichment
 from teams.models import Role
-from web.scope import Workspace
+from web.scope import Workspace, team_required
 from web.views.util import is_htmx, safe_next
 
 RECENT = 8
@@ -138,36 +136,29 @@ def top_entities(workspace, since) -> list[dict]:
     )
 
 
-@login_required
+@team_required
 def home(request):
     workspace = Workspace.of(request)
-    context = {"recent": [], "chart_days": CHART_DAYS}
-    if workspace.team is not None:
-        scoped = workspace.sessions().alive()
-        if workspace.project:
-            scoped = scoped.filter(project=workspace.project)
-        context["recent"] = list(
-            scoped.select_related("project")
-            .only(*RECENT_COLUMNS)
-            .order_by("-started_at", "-id")[:RECENT]
-        )
-        context["projects"], context["totals"] = project_totals(workspace)
-        context["activity"] = activity(scoped)
-        context["entities"] = top_entities(workspace, context["activity"]["since"])
+    context = {"chart_days": CHART_DAYS}
+    scoped = workspace.sessions().alive()
+    if workspace.project:
+        scoped = scoped.filter(project=workspace.project)
+    context["recent"] = list(
+        scoped.select_related("project")
+        .only(*RECENT_COLUMNS)
+        .order_by("-started_at", "-id")[:RECENT]
+    )
+    context["projects"], context["totals"] = project_totals(workspace)
+    context["activity"] = activity(scoped)
+    context["entities"] = top_entities(workspace, context["activity"]["since"])
     return render(request, "web/home.html", context)
 
 
-def _team_or_404(workspace):
-    if workspace.team is None:
-        raise Http404("You are not in a team yet.")
-    return workspace.team
-
-
-@login_required
+@team_required
 def enrichment(request):
     """The dashboard's enrichment card: pending, failed, throughput (whole current team)."""
     workspace = Workspace.of(request)
-    team = _team_or_404(workspace)
+    team = workspace.team
     state = pipeline.pipeline_state(team_ids=[team.pk])
     failed = state["messages"]["failed"] + state["sessions"]["failed"]
     pending = state["messages"]["pending"] + state["sessions"]["pending"]
@@ -183,12 +174,12 @@ def enrichment(request):
     )
 
 
-@login_required
+@team_required
 @require_POST
 def retry_failures(request):
     """Failed enrichment of the current team back to pending (admins), and wake a worker."""
     workspace = Workspace.of(request)
-    team = _team_or_404(workspace)
+    team = workspace.team
     workspace.require(Role.ADMIN)
     with transaction.atomic():
         sessions = pipeline.retry_failed(Session.objects.filter(team_id=team.pk))
@@ -205,7 +196,7 @@ def retry_failures(request):
     return redirect(safe_next(request, reverse("web:home")))
 
 
-@login_required
+@team_required
 @require_POST
 def switch(request):
     """Pick the current team and project: ``team`` and optional ``project`` ids, or

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import logging
 
-from django.contrib.auth.decorators import login_required
 from django.db import DatabaseError, transaction
 from django.shortcuts import render
 
 from search.filters import Filters, Scope
 from search.service import SearchRequest, search, sessions_with_entity
 from web.forms import MAX_SEARCH_PAGE, SEARCH_PAGE_SIZE, SearchForm
-from web.scope import Workspace
+from web.scope import Workspace, team_required
 from web.views.sessions import with_workspace_project
 
 logger = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ def search_scope(workspace, form: SearchForm) -> Scope:
     return Scope(team_ids=(workspace.team.pk,))
 
 
-@login_required
+@team_required
 def search_page(request):
     workspace = Workspace.of(request)
     has_query = any(request.GET.get(k) for k in ("q", "entity", "entity_type"))

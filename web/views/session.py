@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -21,7 +20,7 @@ from sessions.models import Entity, EntityType, Message
 from sessions.services.lifecycle import LifecycleConflict, recovery_deadline, soft_delete
 from teams.models import Role
 from web.forms import DeleteForm
-from web.scope import Workspace
+from web.scope import Workspace, team_required
 from web.transcript import PAGE_SIZE, load_page
 from web.views.util import is_htmx
 
@@ -58,7 +57,7 @@ def enrichment_state(session) -> dict:
     return {"messages": counts, "session": session.enrichment_status}
 
 
-@login_required
+@team_required
 def session_detail(request, public_id):
     workspace = Workspace.of(request)
     session = workspace.session_or_404(public_id)
@@ -83,7 +82,7 @@ def session_detail(request, public_id):
     return render(request, "web/session/detail.html", context)
 
 
-@login_required
+@team_required
 def session_messages(request, public_id):
     """The next page of messages (htmx "load more"); a full page without htmx."""
     workspace = Workspace.of(request)
@@ -95,7 +94,7 @@ def session_messages(request, public_id):
     return render(request, "web/session/_messages.html", {"session": session, "page": page})
 
 
-@login_required
+@team_required
 def session_similar(request, public_id):
     workspace = Workspace.of(request)
     session = workspace.session_or_404(public_id)
@@ -109,7 +108,7 @@ def session_similar(request, public_id):
     )
 
 
-@login_required
+@team_required
 def session_export(request, public_id):
     workspace = Workspace.of(request)
     session = workspace.session_or_404(public_id)
@@ -132,7 +131,7 @@ def session_export(request, public_id):
     return response
 
 
-@login_required
+@team_required
 @require_http_methods(["GET", "POST"])
 def session_delete(request, public_id):
     workspace = Workspace.of(request)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.db.models import OuterRef, Subquery
 from django.db.models.functions import Left
 from django.shortcuts import render
@@ -13,7 +12,7 @@ from sessions.models import Role as MessageRole
 from teams.models import Role
 from web.forms import SessionListForm
 from web.pagination import DEFAULT_SORT, BadCursor, paginate
-from web.scope import Workspace
+from web.scope import Workspace, team_required
 
 LIST_COLUMNS = (
     "public_id", "title", "agent_name", "agent_persona", "workflow", "status", "lifecycle",
@@ -74,7 +73,7 @@ def filtered_sessions(request, workspace):
     return form, filterset.qs, []
 
 
-@login_required
+@team_required
 def session_list(request):
     workspace = Workspace.of(request)
     form, queryset, errors = filtered_sessions(request, workspace)
@@ -102,6 +101,6 @@ def session_list(request):
             "page": page,
             "errors": errors,
             "sort": sort,
-            "can_delete": workspace.can(Role.ADMIN) if workspace.team else False,
+            "can_delete": workspace.can(Role.ADMIN),
         },
     )

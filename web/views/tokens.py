@@ -4,7 +4,6 @@ shown once, on the answer to the POST, and never stored), list, revoke."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -12,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from teams.models import ApiToken, Role
 from web.forms import TokenForm
-from web.scope import Workspace
+from web.scope import Workspace, team_required
 
 
 def _tokens(workspace):
@@ -27,12 +26,10 @@ def _tokens(workspace):
 
 
 @never_cache
-@login_required
+@team_required
 @require_http_methods(["GET", "POST"])
 def tokens(request):
     workspace = Workspace.of(request)
-    if workspace.team is None:
-        raise Http404("You are not in a team yet.")
     workspace.require(Role.ADMIN)
     form = TokenForm(
         request.POST if request.method == "POST" else None,
@@ -54,7 +51,7 @@ def tokens(request):
     )
 
 
-@login_required
+@team_required
 @require_POST
 def token_revoke(request, pk):
     workspace = Workspace.of(request)

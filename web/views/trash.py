@@ -5,17 +5,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from sessions.services.lifecycle import LifecycleConflict, purge, recovery_deadline, restore
 from teams.models import Role
 from web.pagination import TRASH_SORTS, BadCursor, paginate
-from web.scope import Workspace
+from web.scope import Workspace, team_required
 
 
-@login_required
+@team_required
 def trash(request):
     workspace = Workspace.of(request)
     queryset = workspace.sessions().in_trash().select_related("project", "deleted_by")
@@ -42,7 +41,7 @@ def trash(request):
     )
 
 
-@login_required
+@team_required
 @require_POST
 def session_restore(request, public_id):
     workspace = Workspace.of(request)
@@ -57,7 +56,7 @@ def session_restore(request, public_id):
     return redirect("web:session", public_id=public_id)
 
 
-@login_required
+@team_required
 @require_http_methods(["GET", "POST"])
 def session_purge(request, public_id):
     workspace = Workspace.of(request)

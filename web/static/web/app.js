@@ -43,6 +43,11 @@
     });
   });
 
+  // Fields that select their whole value when focused (a new API token): <input data-select-on-focus>.
+  document.addEventListener("focusin", function (event) {
+    if (event.target.matches && event.target.matches("[data-select-on-focus]")) event.target.select();
+  });
+
   document.addEventListener("keydown", function (event) {
     if (event.key === "Escape") {
       document.querySelectorAll("details.menu[open]").forEach(function (menu) {
