@@ -15,7 +15,11 @@ from django.views.decorators.http import require_GET
 
 from memoryapp.celery import app as celery_app
 
+# How long to wait for a worker's pong: the answer when none is up comes after this.
 WORKER_PING_TIMEOUT = 1.0
+# A broker that stopped answering (host gone, backlog full) is reported in seconds, instead
+# of /healthz hanging on the kernel's connect timeout (minutes) or a read that never ends.
+BROKER_TIMEOUTS = {"socket_connect_timeout": 1.0, "socket_timeout": 2.0}
 
 
 def check_database() -> dict:
@@ -38,7 +42,7 @@ def check_database() -> dict:
 
 def check_broker() -> dict:
     try:
-        with celery_app.connection_for_write() as conn:
+        with celery_app.connection_for_write(transport_options=BROKER_TIMEOUTS) as conn:
             conn.ensure_connection(max_retries=1, interval_start=0, timeout=2)
             conn.default_channel.client.ping()
     except Exception as exc:
@@ -47,13 +51,20 @@ def check_broker() -> dict:
 
 
 def check_workers() -> dict:
+    """Is a worker consuming from the broker now? A broadcast ping, done at the first pong
+    (``limit=1``): milliseconds when a worker is up, WORKER_PING_TIMEOUT when none is (without
+    a limit, the ping waits out its whole timeout for more replies). Chosen over a heartbeat
+    key that workers refresh in Redis: the pong comes from the worker's main process through
+    the broker, which is what the check is about, needs nothing more in the worker, and a
+    killed worker is reported at once rather than when its key expires. So ``names`` lists
+    the worker that answered first, not all of them."""
     try:
         # A fresh connection: a pooled one may be dead since a Redis restart.
-        with celery_app.connection_for_write() as conn:
-            replies = celery_app.control.ping(timeout=WORKER_PING_TIMEOUT, connection=conn) or []
+        with celery_app.connection_for_write(transport_options=BROKER_TIMEOUTS) as conn:
+            replies = celery_app.control.ping(timeout=WORKER_PING_TIMEOUT, limit=1, connection=conn)
     except Exception as exc:
         return {"ok": False, "count": 0, "error": f"{exc.__class__.__name__}: {exc}".strip()}
-    names = sorted(name for reply in replies for name in reply)
+    names = sorted(name for reply in replies or [] for name in reply)
     if not names:
         return {"ok": False, "count": 0, "error": "no Celery worker answered a ping"}
     return {"ok": True, "count": len(names), "names": names}

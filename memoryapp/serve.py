@@ -4,12 +4,21 @@ Starts the embedded PostgreSQL and Redis (unless DATABASE_URL / REDIS_URL point 
 migrates, creates the first admin and a demo team, then runs a Celery worker, Celery beat
 and the web server (gunicorn) with their output prefixed by name. Ctrl-C (or SIGTERM)
 stops the web server, beat and the worker, then the embedded servers this run started.
-If any process dies, the others are stopped too and the exit code says so.
+
+A child that dies (a crash, an out-of-memory kill) is started again after a pause that doubles
+with each quick death (1 s up to 60 s, back to 1 s once it has stayed up a minute), and each
+restart is said plainly; the others keep running, so the web keeps answering meanwhile
+(`/healthz` says 503 while no worker is there).
+
+Why a loop of our own: honcho (Procfile runner) stops everything when one process exits;
+supervisor and circus restart, but with a fixed or linear delay, a config file and a daemon
+(circus also brings ZeroMQ and tornado) for what is three children of one foreground command.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -24,26 +33,44 @@ from dataclasses import dataclass, field
 from memoryapp import embedded
 
 STOP_TIMEOUT = 20  # seconds each process gets to finish its work after SIGTERM
+FIRST_RESTART_DELAY = 1.0  # seconds before restarting a child that died...
+MAX_RESTART_DELAY = 60.0  # ...doubling with each quick death up to this
+STABLE_AFTER = 60.0  # a child up this long is healthy again: its next death restarts after 1 s
 COLORS = {"web": "\033[36m", "worker": "\033[35m", "beat": "\033[33m"}
 RESET = "\033[0m"
 
 
+# Children's lines and ours come from several threads: one whole line at a time.
+_output_lock = threading.Lock()
+
+
+def write_line(line: str) -> None:
+    with _output_lock:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
 def say(message: str) -> None:
-    print(f"memoryapp | {message}", flush=True)
+    write_line(f"memoryapp | {message}\n")
 
 
 @dataclass
 class Child:
     name: str
     argv: list[str]
+    env: dict[str, str] = field(default_factory=dict, repr=False)
     process: subprocess.Popen | None = None
     reader: threading.Thread | None = field(default=None, repr=False)
+    started_at: float = 0.0
+    restarts: int = 0
+    restart_delay: float = 0.0  # the pause before the last restart (0: none yet)
+    restart_at: float | None = None  # when a dead child is due to start again
 
-    def start(self, env: dict[str, str], use_color: bool) -> None:
+    def start(self, use_color: bool) -> None:
         # Own session: the terminal's Ctrl-C reaches only us, and we stop children in order.
         self.process = subprocess.Popen(
             self.argv,
-            env=env,
+            env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -51,6 +78,8 @@ class Child:
             bufsize=1,
             errors="replace",
         )
+        self.started_at = time.monotonic()
+        self.restart_at = None
         prefix = (
             f"{COLORS.get(self.name, '')}{self.name:<9}|{RESET} "
             if use_color
@@ -62,11 +91,42 @@ class Child:
     def _pump(self, prefix: str) -> None:
         assert self.process and self.process.stdout
         for line in self.process.stdout:
-            sys.stdout.write(prefix + line)
-            sys.stdout.flush()
+            write_line(prefix + line)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def died(self) -> bool:
+        """Dead, and not yet scheduled for a restart."""
+        return self.process is not None and self.restart_at is None and not self.alive()
+
+    def schedule_restart(self, now: float) -> str:
+        """Clear what the dead child left behind, pick the pause before its restart and say
+        what happened."""
+        self._kill_leftovers()
+        stayed_up = now - self.started_at >= STABLE_AFTER
+        if stayed_up or not self.restart_delay:
+            self.restart_delay = FIRST_RESTART_DELAY
+        else:
+            self.restart_delay = min(self.restart_delay * 2, MAX_RESTART_DELAY)
+        self.restarts += 1
+        self.restart_at = now + self.restart_delay
+        return (
+            f"{self.name} exited with {describe_exit(self.process.returncode)}; restarting in "
+            f"{self.restart_delay:g} s (restart {self.restarts})"
+        )
+
+    def due(self, now: float) -> bool:
+        return self.restart_at is not None and now >= self.restart_at
+
+    def _kill_leftovers(self) -> None:
+        """A killed Celery worker leaves its pool processes behind (in its process group):
+        with their parent gone they can report nothing, so they go too (their transaction
+        rolls back; the pipeline picks the work up again)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        if self.reader:
+            self.reader.join(timeout=2)
 
     def terminate(self) -> None:
         if self.alive():
@@ -79,10 +139,16 @@ class Child:
             self.process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             say(f"{self.name} did not stop in {STOP_TIMEOUT} s; killing it")
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-        if self.reader:
-            self.reader.join(timeout=2)
+        self._kill_leftovers()
+        self.process.wait()
+
+
+def describe_exit(returncode: int) -> str:
+    """-9 -> "-9 (SIGKILL)": the number as Popen reports it, and the signal's name."""
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"{returncode} ({signal.Signals(-returncode).name})"
+    return str(returncode)
 
 
 def port_free(host: str, port: int) -> bool:
@@ -110,19 +176,37 @@ def prepare_database(env: dict[str, str]) -> None:
             raise SystemExit(f"memoryapp | `{' '.join(argv[1:])}` failed; see above")
 
 
-def wait_healthy(url: str, children: list[Child], timeout: float) -> bool:
+def wait_healthy(url: str, stopping: threading.Event, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not all(child.alive() for child in children):
-            return False
+    while time.monotonic() < deadline and not stopping.is_set():
         try:
             with urllib.request.urlopen(url, timeout=3) as response:
                 if response.status == 200:
                     return True
         except (urllib.error.URLError, OSError):
             pass
-        time.sleep(0.5)
+        stopping.wait(0.5)
     return False
+
+
+def announce_when_healthy(url: str, stopping: threading.Event) -> None:
+    if wait_healthy(f"{url}/healthz", stopping, timeout=120):
+        say(f"memoryapp is up at {url}/  (API docs: {url}/api/docs/, admin: {url}/admin/)")
+        say("press Ctrl-C to stop")
+    elif not stopping.is_set():
+        say(f"not healthy yet; see {url}/healthz")
+
+
+def supervise(children: list[Child], stopping: threading.Event, use_color: bool) -> None:
+    """Until Ctrl-C/SIGTERM: restart each child that dies, after its pause."""
+    while not stopping.is_set():
+        now = time.monotonic()
+        for child in children:
+            if child.died():
+                say(child.schedule_restart(now))
+            elif child.due(now):
+                child.start(use_color)
+        stopping.wait(0.2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--hostname",
                 "worker@%h",
             ],
+            env,
         ),
         Child(
             "beat",
@@ -198,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--schedule",
                 str(embedded.var_dir() / "celerybeat-schedule"),
             ],
+            env,
         ),
         Child(
             "web",
@@ -217,6 +303,10 @@ def main(argv: list[str] | None = None) -> int:
                 # gunicorn's control socket defaults to one path per user: two runs would clash.
                 "--no-control-socket",
             ],
+            # A web process embeds one short query at a time: one torch thread answers it in
+            # ~11 ms; two threads fighting over shared cores took up to 500 ms
+            # (bench/search_speed.py).
+            {**env, "EMBEDDING_THREADS": "1"},
         ),
     ]
 
@@ -233,27 +323,12 @@ def main(argv: list[str] | None = None) -> int:
         prepare_database(env)
         use_color = sys.stdout.isatty()
         for child in children:
-            # A web process embeds one short query at a time: one torch thread answers it in
-            # ~11 ms; two threads fighting over shared cores took up to 500 ms
-            # (bench/search_speed.py).
-            child_env = {**env, "EMBEDDING_THREADS": "1"} if child.name == "web" else env
-            child.start(child_env, use_color)
+            child.start(use_color)
         url = f"http://{args.host}:{args.port}"
-        if wait_healthy(f"{url}/healthz", children, timeout=120):
-            say(f"memoryapp is up at {url}/  (API docs: {url}/api/docs/, admin: {url}/admin/)")
-            say("press Ctrl-C to stop")
-        elif not stopping.is_set():
-            say(f"not healthy yet; see {url}/healthz")
-        while not stopping.is_set():
-            dead = [child for child in children if not child.alive()]
-            if dead:
-                codes = ", ".join(f"{c.name} exited with {c.process.returncode}" for c in dead)
-                say(f"stopping everything: {codes}")
-                exit_code = 1
-                break
-            stopping.wait(0.5)
+        threading.Thread(target=announce_when_healthy, args=(url, stopping), daemon=True).start()
+        supervise(children, stopping, use_color)
     except SystemExit as exc:
-        print(exc, flush=True)
+        write_line(f"{exc}\n")
         exit_code = 1
     finally:
         say("stopping web, beat and worker…")

@@ -90,18 +90,36 @@ def purge_trash() -> int:
     return purged
 
 
+# A capture must not wait for the broker (it waited ~6 s per capture while Redis was down:
+# kombu retries a connection for its whole connect timeout). The poke connects once, with short
+# socket timeouts, and publishes without Celery's publish retry; after a failure the pokes of
+# the next seconds are skipped, so a burst of captures during an outage doesn't each pay the
+# timeout. Nothing is lost: the beat sweeper pokes every minute.
+POKE_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+POKE_PAUSE_AFTER_FAILURE = 5.0  # seconds
+_broker_down_until = 0.0  # time.monotonic() before which pokes are skipped
+
+
 def poke_enrichment() -> None:
-    """Ask a worker to look for pending work (after a capture commits). Never raises: if the
-    broker is down, the capture still stands and the sweeper pokes later."""
+    """Ask a worker to look for pending work (after a capture commits). Never raises and never
+    waits on the broker: if it is down, the capture still stands and the sweeper pokes later."""
+    global _broker_down_until
+    if time.monotonic() < _broker_down_until:
+        return
     from memoryapp.celery import app
 
     try:
-        with app.connection_for_write() as conn:
+        with app.connection_for_write(transport_options=POKE_TRANSPORT_OPTIONS) as conn:
             client = conn.default_channel.client
             if client.set(POKE_KEY, 1, nx=True, px=POKE_EVERY_MS):
-                embed_pending.apply_async(connection=conn)
+                embed_pending.apply_async(connection=conn, retry=False)
     except Exception as exc:  # broker down: the data is safe in PostgreSQL
-        logger.warning("could not enqueue enrichment (%s); the sweeper will retry", exc)
+        _broker_down_until = time.monotonic() + POKE_PAUSE_AFTER_FAILURE
+        logger.warning(
+            "could not enqueue enrichment (%s); no poke for %g s, the sweeper will catch up",
+            exc,
+            POKE_PAUSE_AFTER_FAILURE,
+        )
 
 
 @shared_task(acks_late=True, **RETRYING)

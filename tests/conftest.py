@@ -4,6 +4,7 @@ a real Celery worker process on real Redis, and the owner/teammate/outsider trio
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -180,3 +181,24 @@ def clean_vector_index(db):
 
     with connection.cursor() as cursor:
         cursor.execute("REINDEX INDEX chunk_embedding_hnsw")
+
+
+@pytest.fixture
+def unresponsive_broker(monkeypatch):
+    """Point the Celery app at a TCP port that takes no connection: its backlog is full, so a
+    connect hangs (as with a broker host that went away) until the client's own timeout."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    waiting = []
+    for _ in range(4):
+        sock = socket.socket()
+        sock.setblocking(False)
+        sock.connect_ex(("127.0.0.1", port))
+        waiting.append(sock)
+    monkeypatch.setattr(celery_app.conf, "broker_url", f"redis://127.0.0.1:{port}/0")
+    yield
+    for sock in waiting:
+        sock.close()
+    server.close()
