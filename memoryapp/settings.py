@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files, no CDN
     "teams",
     "sessions.apps.AgentSessionsConfig",
     "search",
@@ -151,7 +152,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "memoryapp.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # `format` is ours (export and import formats), not DRF's renderer switch.
     "URL_FORMAT_OVERRIDE": None,
@@ -162,6 +163,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Team memory for AI agents: capture sessions, search them, get context back.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get components of their own ("...Request"), so they can say what a
+    # request must hold (non-blank strings) without making the answers say it too.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI's files come with the app (drf-spectacular-sidecar): /api/docs/ works
+    # offline and under a Content-Security-Policy of 'self'.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # --- Request size ---------------------------------------------------------------------
