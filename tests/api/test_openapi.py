@@ -4,8 +4,10 @@ applied, the error answers of every endpoint listed, NDJSON events sendable from
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from django.core.management import call_command
 from schemathesis.checks import (
     content_type_conformance,
     response_headers_conformance,
@@ -60,6 +62,10 @@ def call(path, method, auth, **case_kwargs):
     response = case.call(headers=auth)
     case.validate_response(response, checks=CONFORMANCE, headers=auth)
     return response
+
+
+def test_the_schema_is_valid_openapi_and_generates_without_warnings():
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", os.devnull)
 
 
 def test_every_endpoint_documents_the_status_codes_it_answers():
