@@ -6,7 +6,6 @@ from __future__ import annotations
 from functools import cache
 
 from django.db.models import Count, Max, Sum
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
@@ -80,29 +79,36 @@ SEARCH_DESCRIPTION = (
 )
 
 
+SEARCH_RESULTS = inline_serializer(
+    "SearchResults",
+    {
+        "query": serializers.CharField(),
+        "mode": serializers.CharField(help_text="the search mode, or 'entity' without a query"),
+        "took_ms": serializers.FloatField(required=False, help_text="absent in entity mode"),
+        "vector_path": serializers.CharField(
+            required=False,
+            help_text="how the vector side ran: exact, team-hnsw, quantized, hnsw or none",
+        ),
+        "results": HitSerializer(many=True),
+        "sessions": SessionHitSerializer(many=True, required=False),
+    },
+)
+
+
 class SearchView(FilteredView):
     params_class = SearchParamsSerializer
 
     @extend_schema(
         parameters=[SearchParamsSerializer],
-        responses=inline_serializer(
-            "SearchResults",
-            {
-                "query": serializers.CharField(),
-                "mode": serializers.CharField(),
-                "took_ms": serializers.FloatField(),
-                "results": HitSerializer(many=True),
-                "sessions": SessionHitSerializer(many=True, required=False),
-            },
-        ),
+        responses=SEARCH_RESULTS,
         description=SEARCH_DESCRIPTION,
     )
     def get(self, request):
         return self.run(request.query_params)
 
     @extend_schema(
-        request=SearchParamsSerializer,
-        responses={200: OpenApiTypes.OBJECT},
+        request={"application/json": SearchParamsSerializer},
+        responses=SEARCH_RESULTS,
         description=SEARCH_DESCRIPTION,
     )
     def post(self, request):
@@ -182,7 +188,7 @@ class ContextView(FilteredView):
     params_class = ContextParamsSerializer
 
     @extend_schema(
-        request=ContextParamsSerializer,
+        request={"application/json": ContextParamsSerializer},
         responses=inline_serializer(
             "Context",
             {
@@ -240,7 +246,7 @@ class SessionDetailView(ScopedAPIView):
 
 
 def _limit(request, name: str, default: int, maximum: int) -> int:
-    raw = request.query_params.get(name, str(default))
+    raw = request.query_params.get(name) or str(default)  # empty means not given
     try:
         value = int(raw)
     except ValueError:
@@ -252,7 +258,11 @@ def _limit(request, name: str, default: int, maximum: int) -> int:
 
 class SimilarSessionsView(SessionDetailView):
     @extend_schema(
-        parameters=[OpenApiParameter("limit", OpenApiTypes.INT, default=5)],
+        parameters=[
+            OpenApiParameter(
+                "limit", {"type": "integer", "minimum": 1, "maximum": MAX_SIMILAR}, default=5
+            )
+        ],
         responses=inline_serializer(
             "SimilarSessions",
             {
@@ -281,7 +291,13 @@ class SimilarSessionsView(SessionDetailView):
 
 class ResumeView(SessionDetailView):
     @extend_schema(
-        parameters=[OpenApiParameter("lastn", OpenApiTypes.INT, default=20)],
+        parameters=[
+            OpenApiParameter(
+                "lastn",
+                {"type": "integer", "minimum": 1, "maximum": MAX_RESUME_MESSAGES},
+                default=20,
+            )
+        ],
         responses=inline_serializer(
             "Resume",
             {

@@ -5,15 +5,24 @@ from __future__ import annotations
 from django.http import StreamingHttpResponse
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiRequest,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import exceptions, mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.filters import OrderingFilter
 from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
+from memoryapp.openapi import error
 from sessions.api.filters import SessionFilter
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
+from sessions.api.schema import AppendResultSerializer, CaptureResultSerializer
 from sessions.api.serializers import (
     AppendMessagesSerializer,
     ImportResultSerializer,
@@ -42,6 +51,23 @@ class RawBodyParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         return stream.read() if stream is not None else b""
+
+
+class NdjsonParser(RawBodyParser):
+    """Newline-delimited JSON, read raw: the importer decodes it line by line."""
+
+    media_type = "application/x-ndjson"
+
+
+def query_flag(request, name: str) -> bool:
+    """A yes/no query parameter (true/false, 1/0, yes/no; empty or absent is no)."""
+    raw = request.query_params.get(name, "")
+    if raw == "":
+        return False
+    try:
+        return serializers.BooleanField().to_internal_value(raw)
+    except exceptions.ValidationError:
+        raise exceptions.ValidationError({name: f"must be true or false, not {raw!r}"}) from None
 
 
 def capture_error_response(exc: CaptureError) -> Response:
@@ -74,6 +100,7 @@ def import_results_body(fmt: str, results) -> dict:
     }
 
 
+@extend_schema_view(retrieve=extend_schema(responses=SessionSerializer))
 class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
     """Sessions of the caller's projects. ``{id}`` is the session's public id."""
 
@@ -90,7 +117,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
     def get_queryset(self):
         queryset = super().get_queryset()
         if self.action == "list":
-            trash = self.request.query_params.get("deleted", "").lower() in ("1", "true", "yes")
+            trash = query_flag(self.request, "deleted")
             queryset = queryset.in_trash() if trash else queryset.alive()
         return queryset
 
@@ -110,7 +137,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
 
     @extend_schema(
         request=SessionCaptureSerializer,
-        responses={201: SessionSerializer, 200: SessionSerializer},
+        responses={201: CaptureResultSerializer, 200: CaptureResultSerializer, 409: error(409)},
         description="Capture a whole session (seed 000 save_session / capture_session_on_exit). "
         "Answers 201 with a new session, or 200 with the existing one when its external_id "
         "is known: then only messages it does not hold yet are appended (by client_id, or by "
@@ -146,14 +173,14 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
                 "purge", OpenApiTypes.BOOL, description="delete a trashed session for good"
             ),
         ],
-        responses={204: None, 409: OpenApiTypes.OBJECT},
+        responses={204: None, 409: error(409)},
     )
     def destroy(self, request, id=None):
         """Move to the trash (restorable for the project's trash days), or purge from it."""
         session = self.get_object()
         self.require(Role.ADMIN, session.team_id)
         try:
-            if request.query_params.get("purge", "").lower() in ("1", "true", "yes"):
+            if query_flag(request, "purge"):
                 purge(session)
             else:
                 soft_delete(session, by=request.user, reason=request.query_params.get("reason", ""))
@@ -161,7 +188,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=None, responses={200: SessionSerializer, 409: OpenApiTypes.OBJECT})
+    @extend_schema(request=None, responses={200: SessionSerializer, 409: error(409)})
     @action(detail=True, methods=["post"])
     def restore(self, request, id=None):
         session = self.get_object()
@@ -175,17 +202,19 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
     @extend_schema(
         methods=["GET"],
         responses=MessageSerializer(many=True),
+        filters=False,  # the session list's filters are not message filters
         description="The session's messages in order, paginated by cursor (?limit=).",
     )
     @extend_schema(
         methods=["POST"],
         request=AppendMessagesSerializer,
-        responses={201: MessageSerializer(many=True)},
-        description="Append one or many messages. A message whose client_id the session "
-        "already holds is not stored again (safe retries); the answer lists the messages "
-        "added, in order.",
+        responses={201: AppendResultSerializer, 409: error(409)},
+        description="Append one or many messages (or one message sent bare, without the "
+        "'messages' list). A message whose client_id the session already holds is not stored "
+        "again (safe retries); the answer lists the messages added, in order. 409 when the "
+        "session is in the trash.",
     )
-    @action(detail=True, methods=["get", "post"])
+    @action(detail=True, methods=["get", "post"], pagination_class=MessageCursorPagination)
     def messages(self, request, id=None):
         session = self.get_object()
         if request.method == "GET":
@@ -217,14 +246,23 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
         parameters=[
             OpenApiParameter("format", OpenApiTypes.STR, enum=[*EXPORT_FORMATS], default="json")
         ],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+        responses={
+            **{
+                # JSON and YAML hold the same document; JSONL and Markdown are text.
+                (200, content_type.split(";")[0]): (
+                    OpenApiTypes.OBJECT if fmt in ("json", "yaml") else OpenApiTypes.STR
+                )
+                for fmt, (content_type, _) in EXPORT_FORMATS.items()
+            },
+            403: error(403),
+        },
     )
     @action(detail=True, methods=["get"])
     def export(self, request, id=None):
         """Download the session with all its messages as JSON, JSONL, Markdown or YAML."""
         session = self.get_object()
         self.require(Role.MEMBER, session.team_id)
-        fmt = request.query_params.get("format", "json").lower()
+        fmt = (request.query_params.get("format") or "json").lower()  # empty: not given
         if fmt not in EXPORT_FORMATS:
             raise exceptions.ValidationError(
                 {"format": f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}"}
@@ -257,12 +295,14 @@ class ImportView(ScopedAPIView):
             OpenApiParameter("project", OpenApiTypes.STR, description="'team/project' or id"),
         ],
         request={
-            "multipart/form-data": inline_serializer(
-                "ImportUpload", {"file": serializers.FileField()}
+            "multipart/form-data": OpenApiRequest(
+                inline_serializer("ImportUpload", {"file": serializers.FileField()}),
+                # a file part, not a plain form field
+                encoding={"file": {"contentType": "application/octet-stream"}},
             ),
             "application/octet-stream": OpenApiTypes.BINARY,
         },
-        responses={201: ImportResultSerializer, 400: OpenApiTypes.OBJECT, 413: OpenApiTypes.OBJECT},
+        responses={201: ImportResultSerializer, 409: error(409)},
     )
     def post(self, request):
         params = request.query_params
@@ -292,11 +332,27 @@ class EventsView(ScopedAPIView):
     """POST /api/v1/events — NDJSON lines ``{ts, source, session_id, person_id, char_id,
     sender, text}`` (seed 002), creating or extending sessions."""
 
-    parser_classes = [RawBodyParser]
+    parser_classes = [NdjsonParser, RawBodyParser]
 
     @extend_schema(
-        request={"application/x-ndjson": OpenApiTypes.STR},
-        responses={201: ImportResultSerializer, 400: OpenApiTypes.OBJECT},
+        parameters=[
+            OpenApiParameter("project", OpenApiTypes.STR, description="'team/project' or id")
+        ],
+        request={"application/x-ndjson": {"type": "string", "minLength": 1}},
+        responses={201: ImportResultSerializer, 409: error(409)},
+        examples=[
+            OpenApiExample(
+                "Two events",
+                request_only=True,
+                media_type="application/x-ndjson",
+                value='{"ts": 1704067200, "source": "chainlit", "session_id": "chainlit:abc", '
+                '"person_id": "p_me", "char_id": "char_cathy", "sender": "user", '
+                '"text": "How are you today?"}\n'
+                '{"ts": 1704067205, "source": "chainlit", "session_id": "chainlit:abc", '
+                '"person_id": "p_me", "char_id": "char_cathy", "sender": "assistant", '
+                '"text": "Doing well!"}\n',
+            )
+        ],
     )
     def post(self, request):
         project = self.resolve_project(request.query_params.get("project"))

@@ -156,11 +156,8 @@ def test_check_deploy_is_clean_with_the_compose_environment(production_env):
         text=True,
     )
     issues = set(re.findall(r"\(([\w.]+\.[EWI]\d+)\)", result.stdout + result.stderr))
-    # drf_spectacular.W001 (no OpenAPI extension for the token authentication yet) belongs
-    # to the schema's own fix (issue 14 #14); every Django security check must pass.
-    assert issues <= {"drf_spectacular.W001"}, result.stdout + result.stderr
-    if not issues:
-        assert result.returncode == 0, result.stderr
+    assert not issues, result.stdout + result.stderr
+    assert result.returncode == 0, result.stderr
 
 
 def test_the_compose_deployment_is_https_only(production_env):

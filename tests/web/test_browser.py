@@ -326,21 +326,7 @@ def test_another_team_sees_none_of_it(chromium, live_server, world):
         context.close()
 
 
-@pytest.fixture
-def swagger_ui_served_locally(settings):
-    """Swagger UI's files from drf-spectacular-sidecar (issue 14 #13 makes it the default;
-    then this changes nothing): the policy allows scripts from the site only."""
-    from drf_spectacular.settings import patched_settings
-
-    if "drf_spectacular_sidecar" not in settings.INSTALLED_APPS:
-        settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "drf_spectacular_sidecar"]
-    with patched_settings({"SWAGGER_UI_DIST": "SIDECAR", "SWAGGER_UI_FAVICON_HREF": "SIDECAR"}):
-        yield
-
-
-def test_api_docs_work_under_the_content_security_policy(
-    chromium, live_server, world, swagger_ui_served_locally
-):
+def test_api_docs_work_under_the_content_security_policy(chromium, live_server, world):
     context, page = new_page(chromium, live_server)
     blocked = watch_csp(context)
     try:

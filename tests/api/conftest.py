@@ -1,0 +1,74 @@
+"""The API as a client sees it: requests through Django's WSGI application (the one gunicorn
+serves), checked against the OpenAPI schema the app publishes, by schemathesis."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+
+from memoryapp.wsgi import application
+from sessions.importers.base import ParsedMessage, ParsedSession
+from sessions.models import Session
+from sessions.services.capture import capture_session
+from sessions.services.lifecycle import soft_delete
+from teams.models import ApiToken
+from tests.factories import ProjectFactory
+
+ALIVE_ID = "2025-01-15-architect-a7b3c9"
+TRASHED_ID = "2025-01-16-architect-d4e5f6"
+
+# NDJSON goes on the wire as the UTF-8 text the schema describes (a string); schemathesis
+# has no serializer of its own for it.
+schemathesis.serializer.alias("application/x-ndjson", "text/plain")
+
+
+def load_schema():
+    return schemathesis.openapi.from_wsgi(
+        "/api/schema/", application, headers={"Accept": "application/json"}
+    )
+
+
+def seed_session(project, public_id: str, title: str) -> Session:
+    parsed = ParsedSession(
+        source_format="api",
+        title=title,
+        agent_name="architect",
+        messages=[
+            ParsedMessage(role="user", content="How should we store the auth tokens?"),
+            ParsedMessage(role="assistant", content="Hash them with SHA-256; show them once."),
+        ],
+    )
+    session = capture_session(project, parsed).session
+    Session.objects.filter(pk=session.pk).update(public_id=public_id)
+    session.refresh_from_db()
+    return session
+
+
+@pytest.fixture
+def wsgi(db):
+    """Requests through the WSGI handler, inside the test's transaction. The handler closes
+    the database connection after each request (inside a transaction Django sees it as
+    unusable); Django's own test client unhooks this the same way."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield application
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def api_token(wsgi):
+    """A project API token whose project holds a session with messages (ALIVE_ID) and one in
+    the trash (TRASHED_ID)."""
+    project = ProjectFactory()
+    seed_session(project, ALIVE_ID, "Token storage")
+    soft_delete(seed_session(project, TRASHED_ID, "Old notes"), by=None, reason="test")
+    _, raw = ApiToken.issue(project, name="schemathesis")
+    return raw
+
+
+@pytest.fixture
+def auth(api_token):
+    return {"Authorization": f"Bearer {api_token}"}

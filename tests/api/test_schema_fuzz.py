@@ -1,0 +1,99 @@
+"""Schemathesis over the whole OpenAPI schema, in-process through Django's WSGI app, on the
+real test database, as an agent holding a valid project API token.
+
+Every check runs (no server error, documented status codes, content types, headers and
+response bodies, negative data rejected, positive data accepted, ...), in schemathesis's
+examples, coverage and fuzzing phases; the fuzzing phase is bounded (MAX_EXAMPLES per
+operation) and seeded, so a run is the same every time and fits CI (about a minute).
+Path ``{id}`` parameters are drawn partly from sessions that exist (one alive with
+messages, one in the trash), so reads and writes reach real data rather than answering 404
+to every random id.
+
+One check is narrowed, not dropped: some endpoints apply rules a JSON schema cannot state
+(one field relative to another, the project a token belongs to, the content of an uploaded
+file). There a schema-valid request may get a 400, but only one that names those rules'
+fields (``RULES_BEYOND_THE_SCHEMA``); any other 400 still fails.
+"""
+
+from __future__ import annotations
+
+import json
+
+import hypothesis
+import pytest
+from hypothesis import strategies as st
+from schemathesis.checks import positive_data_acceptance
+
+from tests.api.conftest import ALIVE_ID, TRASHED_ID, load_schema
+
+pytestmark = pytest.mark.django_db
+
+MAX_EXAMPLES = 10
+
+# The fields a 400 may name for a schema-valid request, by operation, and why.
+FILTER_RULES = {
+    "started_before",  # must be later than started_after
+    "project",  # an API token may name only its own project
+}
+RULES_BEYOND_THE_SCHEMA = {
+    "GET /api/v1/search": FILTER_RULES | {"q"},  # a query, or an entity to look for
+    "POST /api/v1/search": FILTER_RULES | {"q"},
+    "POST /api/v1/context": FILTER_RULES,
+    "GET /api/v1/entities": FILTER_RULES,
+    # ended_at not before started_at; either messages or a conversation, not both
+    "POST /api/v1/sessions": {"project", "ended_at", "conversation"},
+    # The uploaded file is read by its format's importer: detail, line and field say where.
+    "POST /api/v1/import": {"project", "file", "detail", "line", "field"},
+    "POST /api/v1/events": {"project", "detail", "line", "field"},
+}
+
+schema = load_schema()
+
+
+@schema.hook
+def flatmap_path_parameters(context, path_parameters):
+    if not path_parameters or "id" not in path_parameters:
+        return st.just(path_parameters)
+    return st.sampled_from(
+        [
+            {**path_parameters, "id": ALIVE_ID},
+            {**path_parameters, "id": TRASHED_ID},
+            path_parameters,
+        ]
+    )
+
+
+def rejected_only_by_rules_beyond_the_schema(ctx, response, case):
+    """positive_data_acceptance, where a 400 may name the fields of RULES_BEYOND_THE_SCHEMA."""
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return None
+    if response.status_code != 400:
+        return None
+    named = set(json.loads(response.content))
+    allowed = RULES_BEYOND_THE_SCHEMA[case.operation.label]
+    assert named <= allowed, (
+        f"Schema-valid request rejected for {', '.join(sorted(named - allowed))} "
+        f"(a schema-valid request may be refused only for {', '.join(sorted(allowed))})"
+    )
+    return True
+
+
+@schema.parametrize()
+@hypothesis.settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    # The token fixture is made once per operation, on purpose: examples share its data.
+    suppress_health_check=[
+        hypothesis.HealthCheck.function_scoped_fixture,
+        hypothesis.HealthCheck.too_slow,
+    ],
+)
+def test_api_conforms_to_its_schema(case, auth):
+    narrowed = case.operation.label in RULES_BEYOND_THE_SCHEMA
+    case.call_and_validate(
+        headers=auth,
+        excluded_checks=[positive_data_acceptance] if narrowed else [],
+        additional_checks=[rejected_only_by_rules_beyond_the_schema] if narrowed else [],
+    )
