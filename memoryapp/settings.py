@@ -154,6 +154,12 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # DRF's parsers, with JSON nesting bounded (a RecursionError would be a 500).
+    "DEFAULT_PARSER_CLASSES": [
+        "sessions.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # `format` is ours (export and import formats), not DRF's renderer switch.
     "URL_FORMAT_OVERRIDE": None,
     "EXCEPTION_HANDLER": "memoryapp.api_errors.exception_handler",

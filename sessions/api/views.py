@@ -9,11 +9,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import exceptions, mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.filters import OrderingFilter
-from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from sessions.api.filters import SessionFilter
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
+from sessions.api.parsers import JSONParser
 from sessions.api.serializers import (
     AppendMessagesSerializer,
     ImportResultSerializer,
@@ -21,6 +22,7 @@ from sessions.api.serializers import (
     SessionCaptureSerializer,
     SessionPatchSerializer,
     SessionSerializer,
+    check_parsed_lengths,
 )
 from sessions.exporters import FORMATS as EXPORT_FORMATS
 from sessions.exporters import iter_export
@@ -279,6 +281,7 @@ class ImportView(ScopedAPIView):
         fmt = params.get("format") or request.POST.get("format") or None
         try:
             parsed = parse(data, filename=filename, format=fmt)
+            check_parsed_lengths(parsed)
             results = capture_sessions(project, parsed)
         except ImportFormatError as exc:
             return import_error_response(exc)
@@ -304,6 +307,7 @@ class EventsView(ScopedAPIView):
             raise exceptions.ValidationError({"detail": "the body is empty: send NDJSON lines"})
         try:
             parsed = parse(request.data, format="ndjson_events")
+            check_parsed_lengths(parsed)
             results = capture_sessions(project, parsed)
         except ImportFormatError as exc:
             return import_error_response(exc)
