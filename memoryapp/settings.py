@@ -176,6 +176,15 @@ SPECTACULAR_SETTINGS = {
 MAX_REQUEST_BYTES = env_int("MAX_REQUEST_BYTES", 200 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
+# A zip import (anthropic_session) may expand to no more than a raw upload could be; one file
+# of it to half that (a transcript that big holds ten times the default 10 MB session quota,
+# which capture refuses anyway); one file may expand at most 100:1 (JSON text runs 5-20:1,
+# zeros 1000:1). Over a limit: 413 with the numbers (sessions/importers/anthropic_session.py).
+IMPORT_UNZIP_MAX_BYTES = env_int("IMPORT_UNZIP_MAX_BYTES", MAX_REQUEST_BYTES, minimum=1024)
+IMPORT_UNZIP_MAX_MEMBER_BYTES = env_int(
+    "IMPORT_UNZIP_MAX_MEMBER_BYTES", IMPORT_UNZIP_MAX_BYTES // 2, minimum=1024
+)
+IMPORT_UNZIP_MAX_RATIO = env_int("IMPORT_UNZIP_MAX_RATIO", 100, minimum=2)
 
 # --- i18n, static ---------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

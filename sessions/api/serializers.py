@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from functools import cache
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.validators import MaxLengthValidator, ProhibitNullCharactersValidator
@@ -14,7 +15,7 @@ from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
 from sessions.importers import parse
-from sessions.importers.base import ImportFormatError, ParsedMessage, ParsedSession
+from sessions.importers.base import ImportFormatError, ParsedMessage, ParsedSession, UnzipLimits
 from sessions.models import Lifecycle, Message, Role, Session, SessionStatus, SourceFormat
 from sessions.sanitize import clean_json, clean_surrogates
 from sessions.services.lifecycle import recovery_deadline
@@ -108,6 +109,15 @@ def _is_json_column(model: type[models.Model], name: str) -> bool:
         return isinstance(model._meta.get_field(name), models.JSONField)
     except FieldDoesNotExist:
         return False
+
+
+def unzip_limits() -> UnzipLimits:
+    """How far an imported archive may expand, from the settings (IMPORT_UNZIP_*)."""
+    return UnzipLimits(
+        member_bytes=settings.IMPORT_UNZIP_MAX_MEMBER_BYTES,
+        total_bytes=settings.IMPORT_UNZIP_MAX_BYTES,
+        ratio=settings.IMPORT_UNZIP_MAX_RATIO,
+    )
 
 
 # What names a session or message: cut to fit, it would become another one (an idempotency

@@ -23,6 +23,7 @@ from sessions.api.serializers import (
     SessionPatchSerializer,
     SessionSerializer,
     check_parsed_lengths,
+    unzip_limits,
 )
 from sessions.exporters import FORMATS as EXPORT_FORMATS
 from sessions.exporters import iter_export
@@ -55,7 +56,7 @@ def capture_error_response(exc: CaptureError) -> Response:
 
 
 def import_error_response(exc: ImportFormatError) -> Response:
-    return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+    return Response(exc.as_dict(), status=exc.status)
 
 
 def import_results_body(fmt: str, results) -> dict:
@@ -280,7 +281,7 @@ class ImportView(ScopedAPIView):
             raise exceptions.ValidationError({"file": "the file is empty"})
         fmt = params.get("format") or request.POST.get("format") or None
         try:
-            parsed = parse(data, filename=filename, format=fmt)
+            parsed = parse(data, filename=filename, format=fmt, unzip_limits=unzip_limits())
             check_parsed_lengths(parsed)
             results = capture_sessions(project, parsed)
         except ImportFormatError as exc:
