@@ -1,10 +1,14 @@
-"""Refuse request bodies over MAX_REQUEST_BYTES with a 413 before reading them."""
+"""Request-level guards: a size limit on bodies, and JSON for every error under the API."""
 
 from django.conf import settings
 from django.http import JsonResponse
 
+from memoryapp.api_errors import wants_json
+
 
 class RequestSizeLimitMiddleware:
+    """Refuse request bodies over MAX_REQUEST_BYTES with a 413 before reading them."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
@@ -25,3 +29,31 @@ class RequestSizeLimitMiddleware:
                 status=413,
             )
         return self.get_response(request)
+
+
+class JsonErrorsMiddleware:
+    """On API paths, an error response Django built without raising (405 from
+    ``require_GET``, a CSRF refusal, …) gets a JSON body; raised errors are already JSON
+    (``memoryapp/api_errors.py``). Status and headers (``Allow``, ``Retry-After``) are kept."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.status_code < 400 or not wants_json(request) or _is_json(response):
+            return response
+        detail = f"{response.status_code} {response.reason_phrase}."
+        if response.has_header("Allow"):
+            detail += f" Allowed methods: {response['Allow']}."
+        replacement = JsonResponse({"detail": detail}, status=response.status_code)
+        for header, value in response.items():
+            if header.lower() not in ("content-type", "content-length"):
+                replacement[header] = value
+        replacement.cookies = response.cookies
+        return replacement
+
+
+def _is_json(response) -> bool:
+    content_type = response.get("Content-Type", "").split(";")[0].strip().lower()
+    return content_type == "application/json" or content_type.endswith("+json")

@@ -107,6 +107,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",  # above WhiteNoise: static files get the policy too
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryapp.middleware.RequestSizeLimitMiddleware",
+    "memoryapp.middleware.JsonErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -213,6 +214,12 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "memoryapp.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # DRF's parsers, with JSON nesting bounded (a RecursionError would be a 500).
+    "DEFAULT_PARSER_CLASSES": [
+        "sessions.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # `format` is ours (export and import formats), not DRF's renderer switch.
     "URL_FORMAT_OVERRIDE": None,
     "EXCEPTION_HANDLER": "memoryapp.api_errors.exception_handler",
@@ -236,6 +243,15 @@ SPECTACULAR_SETTINGS = {
 MAX_REQUEST_BYTES = env_int("MAX_REQUEST_BYTES", 200 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
+# A zip import (anthropic_session) may expand to no more than a raw upload could be; one file
+# of it to half that (a transcript that big holds ten times the default 10 MB session quota,
+# which capture refuses anyway); one file may expand at most 100:1 (JSON text runs 5-20:1,
+# zeros 1000:1). Over a limit: 413 with the numbers (sessions/importers/anthropic_session.py).
+IMPORT_UNZIP_MAX_BYTES = env_int("IMPORT_UNZIP_MAX_BYTES", MAX_REQUEST_BYTES, minimum=1024)
+IMPORT_UNZIP_MAX_MEMBER_BYTES = env_int(
+    "IMPORT_UNZIP_MAX_MEMBER_BYTES", IMPORT_UNZIP_MAX_BYTES // 2, minimum=1024
+)
+IMPORT_UNZIP_MAX_RATIO = env_int("IMPORT_UNZIP_MAX_RATIO", 100, minimum=2)
 
 # --- i18n, static ---------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

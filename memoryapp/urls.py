@@ -24,3 +24,9 @@ urlpatterns = [
     path("accounts/", include("web.account_urls")),
     path("", include("web.urls")),
 ]
+
+# JSON under /api/ (and /healthz), the UI's pages elsewhere; a database outage is a 503.
+handler400 = "memoryapp.api_errors.bad_request"
+handler403 = "memoryapp.api_errors.permission_denied"
+handler404 = "memoryapp.api_errors.page_not_found"
+handler500 = "memoryapp.api_errors.server_error"

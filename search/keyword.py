@@ -12,6 +12,17 @@ Query syntax: a plain question matches any of its words (OR), because a natural-
 question almost never has all its words in one message. When the query uses web-search
 operators (``"a phrase"``, ``-word``), matching follows them exactly
 (``websearch_to_tsquery``, which never fails on malformed input) and ranking is the same.
+
+Symbols: PostgreSQL's text-search parser keeps words and numbers only, so "🚀", "✅" or "→"
+have no lexeme and could never be found. A query with no lexeme at all but with such tokens
+(``symbols``: whitespace-separated, holding no letter or digit) falls back to a plain
+substring match (``strpos``) over the scope's messages. No index helps there (pg_trgm, too,
+keeps letters and digits only), so it reads the text of the scope's ``SYMBOL_SCAN_MESSAGES``
+most recently stored messages only, filtered by team and filters like every search (at a
+90k-message team, ~100 ms, most of it finding the latest ids). A message scores the number
+of the query's symbols it holds. A query with a lexeme never takes this path, so word
+search and its plans are unchanged; a stop word alone ("the") has letters, so it is no
+symbol either.
 """
 
 from __future__ import annotations
@@ -37,6 +48,8 @@ COMMON_SHARE = 0.05
 POOL_TERMS = 4
 POOL_PER_TERM = 200
 RARE_FINDS_ENOUGH = 10
+# A symbol-only query reads at most this many of the scope's latest messages (see above).
+SYMBOL_SCAN_MESSAGES = 20_000
 # What a message is ranked on: its own words (weight A) and its context's (sessions/
 # neighbours.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so that
 # of a question and its answer, the one that holds the words ranks first. On LoCoMo's tuning
@@ -54,10 +67,11 @@ class KeywordQuery:
     text: str
     terms: tuple[str, ...]  # lexemes, as the english configuration stems them
     strict: bool  # the query uses web-search operators
+    symbols: tuple[str, ...] = ()  # only when there is no lexeme: tokens of no letter/digit
 
     @property
     def empty(self) -> bool:
-        return not self.terms
+        return not self.terms and not self.symbols
 
     @property
     def any_term(self) -> str | None:
@@ -92,7 +106,20 @@ def parse(text: str) -> KeywordQuery:
             [text, MAX_TERMS],
         )
         terms = tuple(row[0] for row in cursor.fetchall())
-    return KeywordQuery(text=text, terms=terms, strict=bool(_OPERATORS.search(text)))
+    return KeywordQuery(
+        text=text,
+        terms=terms,
+        strict=bool(_OPERATORS.search(text)),
+        symbols=() if terms else symbols_of(text),
+    )
+
+
+def symbols_of(text: str) -> tuple[str, ...]:
+    """The query's tokens with no letter or digit ("🚀", "->"), as typed (without the
+    quotes of web-search syntax), each once."""
+    tokens = text.replace('"', " ").split()
+    symbols = (t for t in tokens if not any(c.isalnum() for c in t))
+    return tuple(dict.fromkeys(symbols))[:MAX_TERMS]
 
 
 @dataclass(frozen=True)
@@ -177,6 +204,8 @@ def candidates(
     words adds its pool."""
     if query.empty:
         return {}, []
+    if not query.terms:
+        return _symbol_matches(query, scope, filters, limit), []
     if documents <= EXACT_STATS_MAX_DOCS or query.strict:
         return _ranked_with_counts(query, scope, filters, limit, documents)
     idfs = estimated_idfs(query, documents)
@@ -273,6 +302,8 @@ def scores_for(
     """Scores of given messages (found by the vector side), 0 where nothing matches."""
     if query.empty or not message_ids:
         return {}
+    if not query.terms:
+        return _symbol_scores(query, message_ids)
     score, coverage, score_params = _score_sql(query, _literal(idfs))
     with connection.cursor() as cursor:
         cursor.execute(
@@ -282,6 +313,51 @@ def scores_for(
             [message_ids, *score_params],
         )
         return {row[0]: KeywordScore(*row[1:]) for row in cursor.fetchall()}
+
+
+def _symbols_found_sql(query: KeywordQuery, alias: str) -> tuple[str, list]:
+    """How many of the query's symbols ``alias``'s content holds (SQL, with params)."""
+    found = " + ".join(f"(strpos({alias}.content, %s) > 0)::int" for _ in query.symbols)
+    return f"({found})", list(query.symbols)
+
+
+def _symbol_matches(
+    query: KeywordQuery, scope: Scope, filters: Filters, limit: int
+) -> dict[int, KeywordScore]:
+    """Best first: the messages among the scope's ``SYMBOL_SCAN_MESSAGES`` latest that hold
+    most of the query's symbols (a symbol-only query: see the module's docstring)."""
+    where = message_where(scope, filters)
+    teams, team_params = team_condition(scope, "m")
+    found, found_params = _symbols_found_sql(query, "hit")
+    sql = (
+        f"SELECT hit.id, {found} AS found, hit.session_id FROM agent_sessions_message hit"
+        " WHERE hit.id = ANY(ARRAY(SELECT m.id FROM agent_sessions_message m"
+        " JOIN agent_sessions_session s ON s.id = m.session_id"
+        f" WHERE {teams} AND {where.sql} ORDER BY m.id DESC LIMIT {SYMBOL_SCAN_MESSAGES}))"
+        f" AND {found} > 0 ORDER BY found DESC, hit.id DESC LIMIT %s"
+    )
+    params = [*found_params, *team_params, *where.params, *found_params, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return {
+        message_id: KeywordScore(float(hits), hits / len(query.symbols), session_id)
+        for message_id, hits, session_id in rows
+    }
+
+
+def _symbol_scores(query: KeywordQuery, message_ids: list[int]) -> dict[int, KeywordScore]:
+    found, found_params = _symbols_found_sql(query, "hit")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT hit.id, {found}, hit.session_id FROM agent_sessions_message hit"
+            " WHERE hit.id = ANY(%s)",
+            [*found_params, message_ids],
+        )
+        return {
+            message_id: KeywordScore(float(hits), hits / len(query.symbols), session_id)
+            for message_id, hits, session_id in cursor.fetchall()
+        }
 
 
 _documents_cache: dict[tuple, tuple[float, int]] = {}

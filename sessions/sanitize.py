@@ -1,9 +1,15 @@
-"""Text that PostgreSQL can store, and bytes that must be UTF-8.
+"""Text that PostgreSQL can store, JSON we can walk, and bytes that must be UTF-8.
 
 PostgreSQL ``text`` and ``jsonb`` cannot hold NUL (U+0000): an INSERT of a string with
 one fails with "invalid byte sequence" / "unsupported Unicode escape sequence". Agent
 transcripts do contain them (binary tool output, ``cat`` of a file), so they are removed
-before anything is written, and the caller records how many were dropped.
+before anything is written, and the caller records how many were dropped. Lone surrogates
+(from JSON ``\\ud800`` escapes) cannot be encoded as UTF-8 at all: they become U+FFFD.
+
+JSON is bounded in depth (``MAX_JSON_DEPTH``): Python's parser, the code that walks a
+document (``clean_json``, redaction, rendering) and the database driver all recurse, and a
+body nested a thousand levels deep would exhaust the stack (RecursionError) somewhere on
+the way; refusing it where it is read gives the client a 400 instead.
 
 Pure functions, no Django: the capture service and the API call them.
 """
@@ -11,9 +17,12 @@ Pure functions, no Django: the capture service and the API call them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 NUL = "\x00"
+#: The deepest nesting of objects and arrays accepted in a JSON body or file.
+MAX_JSON_DEPTH = 100
 UTF8_BOM = b"\xef\xbb\xbf"
 # A surrogate code point that is not half of a pair (json.loads('"\\ud800"') produces one);
 # Python strings can hold it but UTF-8 cannot, so the database driver fails to encode it.
@@ -38,23 +47,24 @@ def clean_text(s: str) -> tuple[str, int]:
     return s.replace(NUL, ""), count
 
 
-def clean_json(value: Any) -> tuple[Any, int]:
-    """A copy of a JSON-like value with NUL removed from every string, keys included.
+def clean_json(value: Any, clean: Callable[[str], tuple[str, int]] = clean_text) -> tuple[Any, int]:
+    """A copy of a JSON-like value with ``clean`` applied to every string, keys included
+    (by default ``clean_text``: NUL removed).
 
     Dicts, lists and tuples are walked (a tuple comes back as a tuple); other values are
-    returned as they are. Returns the new value and the number of NULs removed. Two keys
-    that differ only by NULs end up as one key (the later value wins).
+    returned as they are. Returns the new value and the total count ``clean`` reported.
+    Two keys that become equal once cleaned end up as one key (the later value wins).
     """
     if isinstance(value, str):
-        return clean_text(value)
+        return clean(value)
     if isinstance(value, dict):
         total = 0
         cleaned: dict[Any, Any] = {}
         for key, item in value.items():
             if isinstance(key, str):
-                key, removed = clean_text(key)
+                key, removed = clean(key)
                 total += removed
-            item, removed = clean_json(item)
+            item, removed = clean_json(item, clean)
             total += removed
             cleaned[key] = item
         return cleaned, total
@@ -62,7 +72,7 @@ def clean_json(value: Any) -> tuple[Any, int]:
         total = 0
         items = []
         for item in value:
-            item, removed = clean_json(item)
+            item, removed = clean_json(item, clean)
             total += removed
             items.append(item)
         return (tuple(items) if isinstance(value, tuple) else items), total
@@ -78,6 +88,30 @@ def clean_surrogates(s: str) -> tuple[str, int]:
     if s.isascii():
         return s, 0
     return _LONE_SURROGATE.subn("\ufffd", s)
+
+
+def could_be_too_deep(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """False when ``text`` has too few brackets to nest deeper than ``limit``: a count at C
+    speed that spares most documents the walk of ``json_too_deep``."""
+    if isinstance(text, str):
+        return text.count("[") + text.count("{") > limit
+    return text.count(b"[") + text.count(b"{") > limit
+
+
+def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether objects and arrays in ``value`` nest more than ``limit`` levels deep.
+
+    Level by level, without recursion (the point is to refuse what recursion cannot walk).
+    """
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):
+        children = []
+        for container in level:
+            children.extend(container.values() if isinstance(container, dict) else container)
+        level = [child for child in children if isinstance(child, dict | list)]
+        if not level:
+            return False
+    return bool(level)
 
 
 def decode_utf8(data: bytes | bytearray | memoryview, *, what: str = "request body") -> str:
@@ -104,9 +138,12 @@ def decode_utf8(data: bytes | bytearray | memoryview, *, what: str = "request bo
 
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "InvalidUTF8Error",
     "clean_json",
     "clean_surrogates",
     "clean_text",
+    "could_be_too_deep",
     "decode_utf8",
+    "json_too_deep",
 ]

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from search.filters import Filters
 from search.service import MAX_LIMIT, MODES
+from sessions.api.serializers import StorableDateTimeField
 from sessions.models import EntityType, Lifecycle, Role, SessionStatus, SourceFormat
 
 MAX_QUERY_CHARS = 2000
@@ -28,8 +29,8 @@ class FilterParamsSerializer(serializers.Serializer):
     entity = serializers.CharField(
         required=False, max_length=500, help_text="sessions that touched it, e.g. src/auth.py"
     )
-    started_after = serializers.DateTimeField(required=False, input_formats=DATE_FORMATS)
-    started_before = serializers.DateTimeField(required=False, input_formats=DATE_FORMATS)
+    started_after = StorableDateTimeField(required=False, input_formats=DATE_FORMATS)
+    started_before = StorableDateTimeField(required=False, input_formats=DATE_FORMATS)
 
     def filters(self) -> Filters:
         data = self.validated_data

@@ -3,6 +3,7 @@
 import django_filters
 from django.db.models import Exists, OuterRef
 
+from sessions.api.serializers import validate_utc_offset
 from sessions.models import Entity, EntityType, Lifecycle, Session, SessionStatus, SourceFormat
 
 
@@ -13,10 +14,18 @@ class SessionFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=SessionStatus.choices)
     lifecycle = django_filters.ChoiceFilter(choices=Lifecycle.choices)
     source_format = django_filters.ChoiceFilter(choices=SourceFormat.choices)
-    started_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
-    started_before = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt")
-    ended_after = django_filters.IsoDateTimeFilter(field_name="ended_at", lookup_expr="gte")
-    ended_before = django_filters.IsoDateTimeFilter(field_name="ended_at", lookup_expr="lt")
+    started_after = django_filters.IsoDateTimeFilter(
+        field_name="started_at", lookup_expr="gte", validators=[validate_utc_offset]
+    )
+    started_before = django_filters.IsoDateTimeFilter(
+        field_name="started_at", lookup_expr="lt", validators=[validate_utc_offset]
+    )
+    ended_after = django_filters.IsoDateTimeFilter(
+        field_name="ended_at", lookup_expr="gte", validators=[validate_utc_offset]
+    )
+    ended_before = django_filters.IsoDateTimeFilter(
+        field_name="ended_at", lookup_expr="lt", validators=[validate_utc_offset]
+    )
     topic = django_filters.CharFilter(method="filter_topic")
     entity_type = django_filters.ChoiceFilter(choices=EntityType.choices, method="filter_entity")
     entity = django_filters.CharFilter(

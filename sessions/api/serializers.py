@@ -3,15 +3,145 @@
 
 from __future__ import annotations
 
-from django.core.validators import ProhibitNullCharactersValidator
+from datetime import datetime, timedelta
+from functools import cache
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.core.validators import MaxLengthValidator, ProhibitNullCharactersValidator
+from django.db import models
 from rest_framework import serializers
+from rest_framework.utils.formatting import lazy_format
 
 from sessions.importers import parse
-from sessions.importers.base import ImportFormatError, ParsedMessage, ParsedSession
+from sessions.importers.base import ImportFormatError, ParsedMessage, ParsedSession, UnzipLimits
 from sessions.models import Lifecycle, Message, Role, Session, SessionStatus, SourceFormat
+from sessions.sanitize import clean_json, clean_surrogates
 from sessions.services.lifecycle import recovery_deadline
 
 MAX_TOPICS = 50
+# PostgreSQL's timestamptz takes offsets up to ±15:59; Python parses up to ±23:59.
+MAX_UTC_OFFSET = timedelta(hours=16)
+
+
+def validate_utc_offset(value: datetime) -> None:
+    """Refuse a time whose UTC offset PostgreSQL cannot take ("…T00:00:00-22:18")."""
+    offset = value.utcoffset()
+    if offset is not None and abs(offset) >= MAX_UTC_OFFSET:
+        minutes = int(abs(offset).total_seconds()) // 60
+        sent = f"{'-' if offset < timedelta(0) else '+'}{minutes // 60:02}:{minutes % 60:02}"
+        raise ValidationError(
+            f"the time zone offset {sent} is out of range: use one between -15:59 and "
+            "+15:59, or Z for UTC"
+        )
+
+
+class StorableDateTimeField(serializers.DateTimeField):
+    """A DateTimeField that checks the offset as sent (DRF converts to UTC right after)."""
+
+    def enforce_timezone(self, value):
+        try:
+            validate_utc_offset(value)
+        except ValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from None
+        return super().enforce_timezone(value)
+
+
+def validate_storable_json(value) -> None:
+    """jsonb holds UTF-8: a lone surrogate (a "\\ud800" escape without its pair) cannot be
+    stored."""
+    _, found = clean_json(value, clean_surrogates)
+    if found:
+        raise ValidationError(
+            f"{found} lone surrogate character(s) (a \\ud800-\\udfff escape without its "
+            "pair) cannot be stored; send the pair or remove them"
+        )
+
+
+@cache
+def column_lengths(model: type[models.Model]) -> dict[str, int]:
+    """The ``max_length`` of ``model``'s string columns (for an array of strings, of its
+    items), by field name: the one source of the limits below."""
+    lengths = {}
+    for field in model._meta.concrete_fields:
+        column = field.base_field if isinstance(field, ArrayField) else field
+        if isinstance(column, models.CharField) and column.max_length:
+            lengths[field.name] = column.max_length
+    return lengths
+
+
+def _bind_max_length(field: serializers.CharField, limit: int) -> None:
+    if field.max_length is not None and field.max_length <= limit:
+        return
+    field.max_length = limit
+    message = lazy_format(field.error_messages["max_length"], max_length=limit)
+    field.validators.append(MaxLengthValidator(limit, message=message))
+
+
+class StorableFieldsMixin:
+    """Input fields checked against the model field of the same name, so that what passes
+    validation can be stored: a string's ``max_length`` (a longer one would fail in
+    PostgreSQL, a 500 instead of a 400 naming the field), a list of strings' item length,
+    and no lone surrogates in JSON. The model is the one source of these limits; fields
+    that set a smaller ``max_length`` keep it."""
+
+    storage_model: type[models.Model]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        lengths = column_lengths(self.storage_model)
+        for name, field in fields.items():
+            source = field.source or name
+            if source in lengths:
+                target = field.child if isinstance(field, serializers.ListField) else field
+                if isinstance(target, serializers.CharField):
+                    _bind_max_length(target, lengths[source])
+            elif isinstance(field, serializers.DictField) and _is_json_column(
+                self.storage_model, source
+            ):
+                field.validators.append(validate_storable_json)
+        return fields
+
+
+def _is_json_column(model: type[models.Model], name: str) -> bool:
+    try:
+        return isinstance(model._meta.get_field(name), models.JSONField)
+    except FieldDoesNotExist:
+        return False
+
+
+def unzip_limits() -> UnzipLimits:
+    """How far an imported archive may expand, from the settings (IMPORT_UNZIP_*)."""
+    return UnzipLimits(
+        member_bytes=settings.IMPORT_UNZIP_MAX_MEMBER_BYTES,
+        total_bytes=settings.IMPORT_UNZIP_MAX_BYTES,
+        ratio=settings.IMPORT_UNZIP_MAX_RATIO,
+    )
+
+
+# What names a session or message: cut to fit, it would become another one (an idempotency
+# key, an agent, a workflow filter). Free text (title, persona, author, …) capture cuts to fit.
+IDENTITY_FIELDS = {Session: ("external_id", "agent_name", "workflow"), Message: ("client_id",)}
+
+
+def check_parsed_lengths(sessions: list[ParsedSession]) -> None:
+    """What an importer read, against the same column lengths as the API's input: an
+    identifying value too long to store is an ``ImportFormatError`` naming it (a 400)."""
+    for number, session in enumerate(sessions, 1):
+        _check_lengths(session, Session, f"session {number}", "")
+        for index, message in enumerate(session.messages):
+            _check_lengths(message, Message, f"session {number}", f"messages[{index}].")
+
+
+def _check_lengths(record, model: type[models.Model], where: str, prefix: str) -> None:
+    for name in IDENTITY_FIELDS[model]:
+        value, limit = getattr(record, name), column_lengths(model)[name]
+        if len(value) > limit:
+            raise ImportFormatError(
+                f"{len(value):,} characters in {where}; at most {limit} can be stored",
+                field=f"{prefix}{name}",
+            )
 
 
 class CsvOrListField(serializers.ListField):
@@ -35,19 +165,18 @@ class TranscriptTextField(serializers.CharField):
         ]
 
 
-class MessageInSerializer(serializers.Serializer):
+class MessageInSerializer(StorableFieldsMixin, serializers.Serializer):
+    storage_model = Message
+
     role = serializers.ChoiceField(choices=Role.choices)
     content = TranscriptTextField(allow_blank=True)
-    author = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+    author = serializers.CharField(required=False, allow_blank=True, default="")
     timestamp = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    tool_name = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-    tool_call_id = serializers.CharField(
-        required=False, allow_blank=True, max_length=255, default=""
-    )
+    tool_name = serializers.CharField(required=False, allow_blank=True, default="")
+    tool_call_id = serializers.CharField(required=False, allow_blank=True, default="")
     client_id = serializers.CharField(
         required=False,
         allow_blank=True,
-        max_length=255,
         default="",
         help_text="Your id for this message: a retried append with the same id is stored once.",
     )
@@ -57,7 +186,9 @@ class MessageInSerializer(serializers.Serializer):
         return ParsedMessage(**data)
 
 
-class SessionCaptureSerializer(serializers.Serializer):
+class SessionCaptureSerializer(StorableFieldsMixin, serializers.Serializer):
+    storage_model = Session
+
     project = serializers.CharField(
         required=False,
         help_text="'team/project' slugs or the project's id. Not needed with an API token.",
@@ -198,18 +329,23 @@ class SessionSerializer(serializers.ModelSerializer):
         return deadline.isoformat() if deadline else None
 
 
-class SessionPatchSerializer(serializers.Serializer):
+class SessionPatchSerializer(StorableFieldsMixin, serializers.Serializer):
     """Fields a person or agent may change after capture. ``metadata`` is merged key by key;
-    a key set to null is removed."""
+    a key set to null is removed; NUL characters are removed from it, as capture does."""
 
-    title = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    agent_persona = serializers.CharField(required=False, allow_blank=True, max_length=100)
-    workflow = serializers.CharField(required=False, max_length=100)
+    storage_model = Session
+
+    title = serializers.CharField(required=False, allow_blank=True)
+    agent_persona = serializers.CharField(required=False, allow_blank=True)
+    workflow = serializers.CharField(required=False)
     status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
     lifecycle = serializers.ChoiceField(choices=Lifecycle.choices, required=False)
-    topics = CsvOrListField(child=serializers.CharField(max_length=64), required=False)
-    artifacts = CsvOrListField(child=serializers.CharField(max_length=500), required=False)
+    topics = CsvOrListField(child=serializers.CharField(), required=False)
+    artifacts = CsvOrListField(child=serializers.CharField(), required=False)
     metadata = serializers.DictField(required=False)
+
+    def validate_metadata(self, value):
+        return clean_json(value)[0]
 
     def update(self, session: Session, validated_data: dict) -> Session:
         metadata = validated_data.pop("metadata", None)

@@ -16,12 +16,13 @@ from drf_spectacular.utils import (
 from rest_framework import exceptions, mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.filters import OrderingFilter
-from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from memoryapp.openapi import error
 from sessions.api.filters import SessionFilter
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
+from sessions.api.parsers import JSONParser
 from sessions.api.schema import AppendResultSerializer, CaptureResultSerializer
 from sessions.api.serializers import (
     AppendMessagesSerializer,
@@ -30,6 +31,8 @@ from sessions.api.serializers import (
     SessionCaptureSerializer,
     SessionPatchSerializer,
     SessionSerializer,
+    check_parsed_lengths,
+    unzip_limits,
 )
 from sessions.exporters import FORMATS as EXPORT_FORMATS
 from sessions.exporters import iter_export
@@ -79,7 +82,7 @@ def capture_error_response(exc: CaptureError) -> Response:
 
 
 def import_error_response(exc: ImportFormatError) -> Response:
-    return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+    return Response(exc.as_dict(), status=exc.status)
 
 
 def import_results_body(fmt: str, results) -> dict:
@@ -318,7 +321,8 @@ class ImportView(ScopedAPIView):
             raise exceptions.ValidationError({"file": "the file is empty"})
         fmt = params.get("format") or request.POST.get("format") or None
         try:
-            parsed = parse(data, filename=filename, format=fmt)
+            parsed = parse(data, filename=filename, format=fmt, unzip_limits=unzip_limits())
+            check_parsed_lengths(parsed)
             results = capture_sessions(project, parsed)
         except ImportFormatError as exc:
             return import_error_response(exc)
@@ -360,6 +364,7 @@ class EventsView(ScopedAPIView):
             raise exceptions.ValidationError({"detail": "the body is empty: send NDJSON lines"})
         try:
             parsed = parse(request.data, format="ndjson_events")
+            check_parsed_lengths(parsed)
             results = capture_sessions(project, parsed)
         except ImportFormatError as exc:
             return import_error_response(exc)

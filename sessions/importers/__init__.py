@@ -16,7 +16,7 @@ from typing import Any
 
 from .aider import parse_aider
 from .anthropic_session import EVENTS, METADATA, TRANSCRIPT, parse_anthropic_session
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .base import ImportFormatError, ImportTooLarge, ParsedMessage, ParsedSession, UnzipLimits
 from .chatgpt import parse_chatgpt
 from .claude_code import parse_claude_code
 from .codex import parse_codex
@@ -54,13 +54,15 @@ def parse(
     *,
     filename: str = "",
     format: str | None = None,
+    unzip_limits: UnzipLimits | None = None,
     **options: Any,
 ) -> list[ParsedSession]:
     """Parse ``data`` as ``format`` (detected from the content when None).
 
     ``options`` go to the format's parser (``input_history`` for aider); an option the
     format does not take is an error rather than silently ignored. A mapping of
-    ``{filename: bytes}`` is an Anthropic session folder.
+    ``{filename: bytes}`` is an Anthropic session folder. ``unzip_limits`` bound what an
+    archive may expand to, for the formats that come as one (``ImportTooLarge`` beyond).
     """
     if format is None:
         format = "anthropic_session" if isinstance(data, Mapping) else detect_format(data, filename)
@@ -79,6 +81,8 @@ def parse(
         )
     if isinstance(data, Mapping) and format != "anthropic_session":
         raise ImportFormatError(f"format {format!r} takes the bytes of one file, not a mapping")
+    if unzip_limits is not None and "unzip_limits" in accepted:
+        options["unzip_limits"] = unzip_limits
     return parser(data, **options)
 
 
@@ -128,8 +132,10 @@ __all__ = [
     "FORMATS",
     "FORMAT_NAMES",
     "ImportFormatError",
+    "ImportTooLarge",
     "ParsedMessage",
     "ParsedSession",
+    "UnzipLimits",
     "detect_format",
     "parse",
     "parse_events",

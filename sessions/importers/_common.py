@@ -12,11 +12,21 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from sessions.sanitize import (
+    MAX_JSON_DEPTH,
+    clean_json,
+    clean_surrogates,
+    could_be_too_deep,
+    json_too_deep,
+)
+
 from .base import ImportFormatError, ParsedMessage
 
 # Epoch values above this are milliseconds, not seconds: 1e11 s is the year 5138.
 _EPOCH_MS_THRESHOLD = 1e11
 _NUMBER = re.compile(r"^[+-]?\d+(?:\.\d*)?$")
+# A JSON escape of a UTF-16 surrogate (half of a pair, or alone).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def decode_text(data: bytes | bytearray | memoryview | str, *, what: str = "the file") -> str:
@@ -70,9 +80,17 @@ def split_lines(text: str) -> list[str]:
 
 
 def loads_json(text: str, *, line: int | None = None, what: str = "JSON") -> Any:
-    """``json.loads`` that reports the line (and column) of the error."""
+    """``json.loads`` that reports the line (and column) of the error, refuses nesting
+    deeper than ``MAX_JSON_DEPTH`` (what the code after it can walk), and replaces lone
+    surrogates by U+FFFD.
+
+    Every JSON value an importer reads comes through here, and only a JSON escape
+    (``\\ud800``) can put a lone surrogate in a Python string (bytes are decoded strictly):
+    UTF-8 cannot encode one, so an importer hashing the text or the database storing it
+    would fail. Cleaned here, before any importer sees the value.
+    """
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         if line is None:
             raise ImportFormatError(
@@ -82,7 +100,19 @@ def loads_json(text: str, *, line: int | None = None, what: str = "JSON") -> Any
             f"invalid JSON: {exc.msg} (column {exc.colno})", line=line
         ) from None
     except RecursionError:
-        raise ImportFormatError(f"invalid {what}: nested too deeply", line=line) from None
+        raise _too_deep(what, line) from None
+    if could_be_too_deep(text) and json_too_deep(value):
+        raise _too_deep(what, line)
+    if _SURROGATE_ESCAPE.search(text):
+        value, _ = clean_json(value, clean_surrogates)
+    return value
+
+
+def _too_deep(what: str, line: int | None) -> ImportFormatError:
+    return ImportFormatError(
+        f"invalid {what}: objects and arrays nest more than {MAX_JSON_DEPTH} levels deep",
+        line=line,
+    )
 
 
 def iter_json_lines(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -180,7 +210,7 @@ def parse_timestamp(
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, bool):
         raise ImportFormatError(f"'{field}' must be a time, got a boolean", line=line, field=field)
     if isinstance(value, int | float):
@@ -201,7 +231,15 @@ def parse_timestamp(
                 line=line,
                 field=field,
             ) from None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        try:
+            # In UTC: PostgreSQL refuses offsets beyond ±15:59 that Python parses ("-22:18").
+            return moment.astimezone(UTC)
+        except OverflowError:
+            raise ImportFormatError(
+                f"timestamp {value!r} is out of range", line=line, field=field
+            ) from None
     raise ImportFormatError(
         f"'{field}' must be a time (ISO-8601 string or epoch number), got {json_type(value)}",
         line=line,

@@ -55,7 +55,14 @@ from ._common import (
     time_bounds,
 )
 from ._render import describe_block, render_arguments, render_blocks, render_tool_input
-from .base import STATUSES, ImportFormatError, ParsedMessage, ParsedSession
+from .base import (
+    STATUSES,
+    ImportFormatError,
+    ImportTooLarge,
+    ParsedMessage,
+    ParsedSession,
+    UnzipLimits,
+)
 
 FORMAT = "anthropic_session"
 DEFAULT_AGENT = "amplifier"
@@ -371,31 +378,93 @@ def _group(files: Mapping[str, bytes]) -> list[ParsedSession]:
     return sessions
 
 
-def _unzip(data: bytes) -> dict[str, bytes]:
+_CHUNK = 1024 * 1024  # decompressed bytes read at a time
+
+
+def _unzip(data: bytes, limits: UnzipLimits) -> dict[str, bytes]:
+    """The session files of a zip archive, read within ``limits`` (zip bombs: a 2 MB
+    archive of zeros can expand to gigabytes)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return {
-                info.filename: archive.read(info)
+            members = [
+                info
                 for info in archive.infolist()
                 if not info.is_dir()
                 and posixpath.basename(info.filename) in (TRANSCRIPT, METADATA, EVENTS)
-            }
+            ]
+            # What the archive declares, first: a bomb is refused before any inflating.
+            total = 0
+            for info in members:
+                total += info.file_size
+                _check_expansion(info, info.file_size, total, limits)
+            files, total = {}, 0
+            for info in members:
+                files[info.filename] = _read_member(archive, info, total, limits)
+                total += len(files[info.filename])
+            return files
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
         raise ImportFormatError(f"not a readable zip archive: {exc}") from None
     except NotImplementedError as exc:  # unsupported compression method
         raise ImportFormatError(f"cannot read the zip archive: {exc}") from None
 
 
-def parse_anthropic_session(data: bytes | Mapping[str, bytes]) -> list[ParsedSession]:
-    """Parse session folder(s) from a zip archive, a ``{filename: bytes}`` mapping, or a
-    lone ``transcript.jsonl``."""
+def _read_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, total_before: int, limits: UnzipLimits
+) -> bytes:
+    """One member, chunk by chunk, checked after each chunk (declared sizes can lie)."""
+    chunks, size = [], 0
+    with archive.open(info) as member:
+        while chunk := member.read(_CHUNK):
+            chunks.append(chunk)
+            size += len(chunk)
+            _check_expansion(info, size, total_before + size, limits)
+    return b"".join(chunks)
+
+
+def _check_expansion(info: zipfile.ZipInfo, size: int, total: int, limits: UnzipLimits) -> None:
+    """Raise ``ImportTooLarge`` when ``info`` expanding to ``size`` bytes (``total`` with the
+    members before it) passes a limit."""
+    compressed = max(info.compress_size, 1)
+    numbers = {
+        "member": info.filename,
+        "member_bytes": size,
+        "member_limit_bytes": limits.member_bytes,
+        "total_bytes": total,
+        "total_limit_bytes": limits.total_bytes,
+        "compressed_bytes": info.compress_size,
+        "ratio": round(size / compressed, 1),
+        "ratio_limit": limits.ratio,
+    }
+    if size > limits.member_bytes:
+        problem = f"{info.filename} expands to {size:,} bytes, over the {limits.member_bytes:,}"
+        problem += "-byte limit for one file"
+    elif total > limits.total_bytes:
+        problem = f"the archive's session files expand to {total:,} bytes (at least), over "
+        problem += f"the {limits.total_bytes:,}-byte limit"
+    elif size > limits.ratio_grace_bytes and size > limits.ratio * compressed:
+        problem = f"{info.filename} expands {size / compressed:,.0f} times ({compressed:,} "
+        problem += f"bytes to {size:,}), over the limit of {limits.ratio}:1"
+    else:
+        return
+    raise ImportTooLarge(
+        f"zip archive refused: {problem}. Split it, or import the session folders one by one.",
+        numbers=numbers,
+        field="file",
+    )
+
+
+def parse_anthropic_session(
+    data: bytes | Mapping[str, bytes], *, unzip_limits: UnzipLimits | None = None
+) -> list[ParsedSession]:
+    """Parse session folder(s) from a zip archive (read within ``unzip_limits``), a
+    ``{filename: bytes}`` mapping, or a lone ``transcript.jsonl``."""
     if isinstance(data, Mapping):
         return _group(data)
     if not isinstance(data, bytes | bytearray | memoryview):
         raise ImportFormatError(f"expected bytes or a mapping of files, got {type(data).__name__}")
     raw = bytes(data)
     if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
-        return _group(_unzip(raw))
+        return _group(_unzip(raw, unzip_limits or UnzipLimits()))
     return [_session_from_files("", raw, None, None)]
 
 

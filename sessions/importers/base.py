@@ -22,6 +22,8 @@ class ImportFormatError(ValueError):
     JSON field or path that was wrong, when known; both end up in the API's 400 answer.
     """
 
+    status = 400  # the HTTP status the API answers with
+
     def __init__(self, message: str, *, line: int | None = None, field: str | None = None):
         self.message = message
         self.line = line
@@ -38,6 +40,33 @@ class ImportFormatError(ValueError):
 
     def as_dict(self) -> dict[str, Any]:
         return {"detail": str(self), "line": self.line, "field": self.field}
+
+
+class ImportTooLarge(ImportFormatError):
+    """The input would expand past a limit (a zip bomb, or just too much): the API answers
+    413 with ``numbers`` (what was measured, against which limit) beside the message."""
+
+    status = 413
+
+    def __init__(self, message: str, *, numbers: dict[str, Any], field: str | None = None):
+        self.numbers = numbers
+        super().__init__(message, field=field)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), **self.numbers}
+
+
+@dataclass(frozen=True)
+class UnzipLimits:
+    """How far an archive may expand. Every limit is checked against the sizes the archive
+    declares before anything is decompressed, and again while it is read (never trusting
+    the declaration), so no more than a limit and one chunk is ever held."""
+
+    member_bytes: int = 100 * 1024 * 1024  # one file of the archive, decompressed
+    total_bytes: int = 200 * 1024 * 1024  # all the files read, decompressed
+    ratio: int = 100  # decompressed / compressed size of one file
+    # The ratio counts once a file has expanded past this: small files compress oddly well.
+    ratio_grace_bytes: int = 1024 * 1024
 
 
 @dataclass

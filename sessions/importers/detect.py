@@ -140,7 +140,7 @@ def _jsonl(text: str) -> str | None:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a line cut by the sniff limit, or a broken line the parser will name
         if isinstance(obj, dict):
             objs.append(obj)

@@ -3,11 +3,14 @@
 import pytest
 
 from sessions.sanitize import (
+    MAX_JSON_DEPTH,
     InvalidUTF8Error,
     clean_json,
     clean_surrogates,
     clean_text,
+    could_be_too_deep,
     decode_utf8,
+    json_too_deep,
 )
 
 
@@ -104,3 +107,40 @@ def test_decode_utf8_is_strict(data, offset):
         decode_utf8(data)
     assert info.value.offset == offset
     assert info.value.line == 1
+
+
+def test_clean_json_takes_the_cleaning_function():
+    value = {"k\ud800": ["a\udfff", {"b": "ok"}], "n": 1}
+    assert clean_json(value, clean_surrogates) == (
+        {"k\ufffd": ["a\ufffd", {"b": "ok"}], "n": 1},
+        2,
+    )
+
+
+def nested(depth: int):
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("value", "too_deep"),
+    [
+        ("text", False),
+        ({}, False),
+        (nested(MAX_JSON_DEPTH), False),
+        (nested(MAX_JSON_DEPTH + 1), True),
+        ({"a": [1, "x", {"b": nested(MAX_JSON_DEPTH - 3)}]}, False),
+        ({"a": [1, "x", {"b": nested(MAX_JSON_DEPTH - 2)}]}, True),
+        (nested(50_000), True),  # walked level by level: no RecursionError
+    ],
+)
+def test_json_too_deep_counts_levels_of_objects_and_arrays(value, too_deep):
+    assert json_too_deep(value) is too_deep
+
+
+def test_could_be_too_deep_counts_brackets_as_an_upper_bound():
+    assert not could_be_too_deep('{"a": [1, 2]}')
+    assert could_be_too_deep("[" * (MAX_JSON_DEPTH + 1))
+    assert could_be_too_deep(b"{" * (MAX_JSON_DEPTH + 1))
