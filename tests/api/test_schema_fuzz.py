@@ -31,17 +31,20 @@ pytestmark = pytest.mark.django_db
 MAX_EXAMPLES = 10
 
 # The fields a 400 may name for a schema-valid request, by operation, and why.
-FILTER_RULES = {
-    "started_before",  # must be later than started_after
+# A date-time's UTC offset must lie within ±15:59 (PostgreSQL's range); RFC 3339, and so the
+# schema's date-time format, allows up to ±23:59.
+TIME_FILTERS = {"started_after", "started_before", "ended_after", "ended_before"}
+FILTER_RULES = TIME_FILTERS | {
     "project",  # an API token may name only its own project
 }
 RULES_BEYOND_THE_SCHEMA = {
+    "GET /api/v1/sessions": FILTER_RULES,
     "GET /api/v1/search": FILTER_RULES | {"q"},  # a query, or an entity to look for
     "POST /api/v1/search": FILTER_RULES | {"q"},
     "POST /api/v1/context": FILTER_RULES,
     "GET /api/v1/entities": FILTER_RULES,
     # ended_at not before started_at; either messages or a conversation, not both
-    "POST /api/v1/sessions": {"project", "ended_at", "conversation"},
+    "POST /api/v1/sessions": {"project", "started_at", "ended_at", "conversation"},
     # The uploaded file is read by its format's importer: detail, line and field say where.
     "POST /api/v1/import": {"project", "file", "detail", "line", "field"},
     "POST /api/v1/events": {"project", "detail", "line", "field"},
