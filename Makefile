@@ -21,10 +21,10 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)  ## create .venv and install everything
 
 run: $(STAMP)  ## run the app: PostgreSQL, Redis, a worker, beat and the web server, until Ctrl-C
-	$(BIN)/python -m memoryapp.serve --host $(HOST) --port $(PORT)
+	$(BIN)/python -m memoryapp.local.serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP)  ## lint, Django checks, migrations check and the test suite on real PostgreSQL + Redis
-	$(BIN)/python -m memoryapp.embedded exec -- $(MAKE) --no-print-directory _test
+	$(BIN)/python -m memoryapp.local.embedded exec -- $(MAKE) --no-print-directory _test
 
 _test:
 	$(BIN)/ruff check .
@@ -40,19 +40,19 @@ format: $(STAMP)  ## apply ruff fixes and formatting
 	$(BIN)/ruff check --fix . && $(BIN)/ruff format .
 
 migrate: $(STAMP)  ## apply migrations to the configured database
-	$(BIN)/python -m memoryapp.embedded exec -- $(BIN)/python manage.py migrate
+	$(BIN)/python -m memoryapp.local.embedded exec -- $(BIN)/python manage.py migrate
 
 shell: $(STAMP)  ## Django shell against the configured database
 	$(BIN)/python manage.py shell
 
 services-start: $(STAMP)  ## start the embedded PostgreSQL and Redis (stay up until services-stop)
-	$(BIN)/python -m memoryapp.embedded start
+	$(BIN)/python -m memoryapp.local.embedded start
 
 services-stop: $(STAMP)  ## stop the embedded PostgreSQL and Redis
-	$(BIN)/python -m memoryapp.embedded stop
+	$(BIN)/python -m memoryapp.local.embedded stop
 
 services-status: $(STAMP)  ## say which servers are in use and whether they run
-	$(BIN)/python -m memoryapp.embedded status
+	$(BIN)/python -m memoryapp.local.embedded status
 
 bench: $(STAMP)  ## time a cold and a warm `make run` start to a healthy /healthz
 	$(BIN)/python bench/startup.py

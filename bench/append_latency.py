@@ -85,7 +85,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp:
         env = django_env(Path(tmp) / "var")
         subprocess.run(
-            [sys.executable, "-m", "memoryapp.embedded", "start"],
+            [sys.executable, "-m", "memoryapp.local.embedded", "start"],
             cwd=REPO_ROOT,
             env=env,
             check=True,
@@ -165,7 +165,7 @@ def main() -> None:
                     process.send_signal(signal.SIGTERM)
                     process.wait(60)
             subprocess.run(
-                [sys.executable, "-m", "memoryapp.embedded", "stop"],
+                [sys.executable, "-m", "memoryapp.local.embedded", "stop"],
                 cwd=REPO_ROOT,
                 env=env,
                 capture_output=True,

@@ -134,8 +134,8 @@ def baseline_direct(env, texts_file: Path, sessions, size) -> float:
     """The capture service called in-process: no HTTP, no JSON, one writer."""
     code = f"""
 import django, json, time; django.setup()
-from sessions.importers.base import ParsedMessage, ParsedSession
-from sessions.services.capture import capture_session
+from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.service import capture_session
 from teams.models import Project
 texts = json.load(open({str(texts_file)!r}))
 project = Project.objects.get(team__slug="bench", slug="bench")
@@ -187,7 +187,7 @@ def main() -> None:
         texts_file = Path(tmp) / "texts.json"
         texts_file.write_text(json.dumps(texts))
         subprocess.run(
-            [sys.executable, "-m", "memoryapp.embedded", "start"],
+            [sys.executable, "-m", "memoryapp.local.embedded", "start"],
             cwd=REPO_ROOT,
             env=env,
             check=True,
@@ -278,7 +278,7 @@ def main() -> None:
                 web.send_signal(signal.SIGTERM)
                 web.wait(30)
             subprocess.run(
-                [sys.executable, "-m", "memoryapp.embedded", "stop"],
+                [sys.executable, "-m", "memoryapp.local.embedded", "stop"],
                 cwd=REPO_ROOT,
                 env=env,
                 capture_output=True,

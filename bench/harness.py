@@ -26,7 +26,7 @@ def django_on_embedded_servers(keep: Path | None = None):
     os.environ.pop("REDIS_URL", None)
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
-    from memoryapp import embedded
+    from memoryapp.local import embedded
 
     started = embedded.start_needed()
     try:

@@ -140,7 +140,7 @@ def ingest(index: int, conversation: dict):
 def run_pipeline() -> float:
     from django.conf import settings
 
-    from sessions import pipeline
+    from sessions.enrich import pipeline
 
     settings.SESSION_ENRICH_DELAY_SECONDS = 0
     started = time.perf_counter()
@@ -181,7 +181,7 @@ def baseline_rankings(conversation, questions) -> dict[str, list[list[str]]]:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from sessions.embedding import embed
+    from sessions.embedding.torch_runtime import embed
 
     turns = [t for _, _, ts in sessions_of(conversation) for t in ts]
     ids = [t["dia_id"] for t in turns]

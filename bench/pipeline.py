@@ -50,7 +50,7 @@ def locomo_texts() -> list[str]:
 def raw_throughput(texts: list[str]) -> tuple[float, str]:
     import torch
 
-    from sessions.embedding import get_model
+    from sessions.embedding.torch_runtime import get_model
 
     model = get_model()
     sample = texts[:2000]
@@ -124,9 +124,9 @@ def main() -> None:
     with django_on_embedded_servers() as tmp:
         from django.db import connection
 
-        from sessions.importers.base import ParsedMessage, ParsedSession
+        from sessions.capture.importers.base import ParsedMessage, ParsedSession
+        from sessions.capture.service import capture_session
         from sessions.models import Message, MessageChunk
-        from sessions.services.capture import capture_session
         from teams.services import ensure_team_and_project
 
         texts = locomo_texts()

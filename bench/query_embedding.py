@@ -1,5 +1,5 @@
 """Query embedding time: torch (sentence-transformers) against the ONNX query encoder
-(``sessions/query_encoder.py``), on LoCoMo's questions, one text per call as a search does.
+(``sessions/embedding/onnx_runtime.py``), on LoCoMo's questions, one text per call as a search does.
 
 The two runtimes alternate question by question (the machine is shared: both see the same
 noise), with the same number of threads (``EMBEDDING_THREADS``, 1 by default as in a web
@@ -36,8 +36,8 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    from sessions.embedding import embed
-    from sessions.query_encoder import query_encoder
+    from sessions.embedding.onnx_runtime import query_encoder
+    from sessions.embedding.torch_runtime import embed
 
     conversations = json.loads((SHARED / "data" / "locomo" / "locomo10.json").read_text())
     questions = [qa["question"] for c in conversations for qa in c["qa"]][: args.questions]

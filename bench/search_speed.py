@@ -3,7 +3,8 @@ messages in 100 teams, through the real API, with the vector side's recall again
 
 **Data** (loaded with PostgreSQL ``COPY``, not the ORM nor the capture API):
 
-- A *pool* of real texts is embedded once with the real model (``sessions.embedding.embed``,
+- A *pool* of real texts is embedded once with the real model
+  (``sessions.embedding.torch_runtime.embed``,
   on the chunk text the pipeline would embed, ``"<author>: <content>"``): every LoCoMo turn
   (``../shared/data/locomo/locomo10.json``; the speaker as author, an image's caption
   appended as ``bench/locomo.py`` does) and the natural-language strings and lines of the
@@ -20,7 +21,7 @@ messages in 100 teams, through the real API, with the vector side's recall again
   (see BENCHMARKS.md, pitfalls). Each message has one chunk (``index 0``, ``char_start 0``,
   ``char_end len(content)``, text ``"<author>: <content>"``, model ``all-MiniLM-L6-v2``)
   and ``enrichment_status = 'done'``; the keyword ``context_vector`` is computed in SQL, when
-  the column exists, with the expression of ``sessions.neighbours.CONTEXT_SQL`` itself.
+  the column exists, with the expression of ``sessions.capture.keyword_context.CONTEXT_SQL`` itself.
   Sessions get a title and a summary (their first messages) but no session vector.
 - The GIN and HNSW indexes of messages and chunks are dropped before the COPY and built
   after it (``maintenance_work_mem`` 4GB, one parallel maintenance worker), FK triggers are
@@ -54,7 +55,7 @@ disk during the timed searches (``pg_stat_io``), and the timed searches asked a 
 when the pages they read are cached: the gap between the two is what reading from disk costs.
 
     .venv/bin/python bench/search_speed.py [--messages 1000000] [--teams 100] [--queries 200]
-        [--sizes zipf|equal] [--warmup 5] [--no-warm]  # --no-warm: no search/warm.py first
+        [--sizes zipf|equal] [--warmup 5] [--no-warm]  # --no-warm: no search/speed/warm.py first
         [--keep DIR]  # DIR keeps the loaded data: a second run reuses it
 
 Check at small scale first (``--messages 50000``). At 1M the load takes ~3 min and the HNSW
@@ -166,7 +167,7 @@ def sample_texts() -> list[str]:
 
 def build_pool(folder: Path) -> tuple[Pool, float]:
     """Embed the pool (cached in ``folder``); returns it and the embedding seconds."""
-    from sessions.embedding import embed
+    from sessions.embedding.torch_runtime import embed
 
     turns = locomo_turns()
     samples = sample_texts()
@@ -240,13 +241,16 @@ MESSAGES = "agent_sessions_message"
 
 def context_expression() -> str:
     """The SQL expression of a message's keyword context, taken from the capture path's own
-    ``sessions.neighbours.CONTEXT_SQL`` (a window ``w`` over the session's messages ``m``,
+    ``sessions.capture.keyword_context.CONTEXT_SQL``
+    (a window ``w`` over the session's messages ``m``,
     its session ``s``), so that the loaded rows get what captured ones would."""
-    from sessions import neighbours
+    from sessions.capture import keyword_context as neighbours
 
     match = re.search(r"SELECT m\.id, m\.seq,\s*(.*?)\s+AS context", neighbours.CONTEXT_SQL, re.S)
     if not match:
-        raise SystemExit("cannot find the context expression in sessions.neighbours.CONTEXT_SQL")
+        raise SystemExit(
+            "cannot find the context expression in sessions.capture.keyword_context.CONTEXT_SQL"
+        )
     return match.group(1)
 
 
@@ -521,7 +525,7 @@ def team_indexes(action: str, warm: bool) -> str:
     warm them as a worker does when it starts."""
     from django.db import connection
 
-    from search import team_indexes
+    from search.speed import team_indexes
 
     if action == "drop":
         for name in team_indexes.existing():
@@ -529,7 +533,7 @@ def team_indexes(action: str, warm: bool) -> str:
                 cursor.execute(f'DROP INDEX "{name}"')
         team_indexes.forget()
         return "dropped"
-    print("building the big teams' own indexes (search/team_indexes.py) …", flush=True)
+    print("building the big teams' own indexes (search/speed/team_indexes.py) …", flush=True)
     changes = team_indexes.ensure(concurrently=False)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE agent_sessions_messagechunk")  # the HNSW indexes' sizes
@@ -543,9 +547,9 @@ def team_indexes(action: str, warm: bool) -> str:
     if not warm:
         return summary + "; not warmed (--no-warm)"
     # What a worker does when it starts (search.tasks.warm_buffers).
-    from search import warm
+    from search.speed import warm
 
-    print("reading what searches read into shared_buffers (search/warm.py) …", flush=True)
+    print("reading what searches read into shared_buffers (search/speed/warm.py) …", flush=True)
     warmed = warm.warm()
     return summary + (
         f"; then, as a starting worker does, {sum(w.megabytes for w in warmed) / 1024:.1f} GB"
@@ -566,7 +570,7 @@ class Statement:
     ms: float
     sql: str
     params: object
-    beside: bool = False  # ran on the keyword side's own connection (search/aside.py)
+    beside: bool = False  # ran on the keyword side's own connection (search/speed/parallel.py)
 
 
 @dataclass
@@ -613,12 +617,13 @@ def step_of(sql: str) -> str:
 
 class Instruments:
     def __init__(self):
-        from search import aside, semantic, service
+        from search import semantic, service
+        from search.speed import parallel
 
-        self.semantic, self.service, self.aside = semantic, service, aside
+        self.semantic, self.service, self.parallel = semantic, service, parallel
         self.original = semantic.query_vector
         self.original_side = service._keyword_side
-        self.original_beside = aside.beside
+        self.original_beside = parallel.beside
         self.probe = Probe()
 
     def __enter__(self):
@@ -665,7 +670,7 @@ class Instruments:
 
         self.semantic.query_vector = timed_query_vector
         self.service._keyword_side = keyword_side
-        self.aside.beside = beside
+        self.parallel.beside = beside
         self._wrapper = connection.execute_wrapper(wrapper)
         self._wrapper.__enter__()
         return self
@@ -674,7 +679,7 @@ class Instruments:
         self._wrapper.__exit__(*exc)
         self.semantic.query_vector = self.original
         self.service._keyword_side = self.original_side
-        self.aside.beside = self.original_beside
+        self.parallel.beside = self.original_beside
 
     def fresh(self) -> Probe:
         """A new probe, with the query-vector cache cleared (so the query gets embedded)."""
@@ -1062,12 +1067,12 @@ def main() -> None:
         choices=["build", "drop"],
         default="build",
         help="build the big teams' own indexes first, as the hourly task does (default; "
-        "search/team_indexes.py), or drop them, to measure without",
+        "search/speed/team_indexes.py), or drop them, to measure without",
     )
     parser.add_argument(
         "--no-warm",
         action="store_true",
-        help="skip reading what searches read into shared_buffers (search/warm.py), which a "
+        help="skip reading what searches read into shared_buffers (search/speed/warm.py), which a "
         "worker does when it starts: the server as it is before that has run",
     )
     parser.add_argument(

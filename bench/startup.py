@@ -41,11 +41,11 @@ def clean_env(var_dir: Path) -> dict[str, str]:
 
 
 def time_run(var_dir: Path) -> float:
-    """Seconds from launching `python -m memoryapp.serve` to /healthz answering 200."""
+    """Seconds from launching `python -m memoryapp.local.serve` to /healthz answering 200."""
     port = free_port()
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "memoryapp.serve", "--port", str(port)],
+        [sys.executable, "-m", "memoryapp.local.serve", "--port", str(port)],
         cwd=REPO_ROOT,
         env=clean_env(var_dir),
         stdout=subprocess.DEVNULL,
@@ -73,7 +73,7 @@ def time_services_only(var_dir: Path) -> float:
     env = clean_env(var_dir)
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "memoryapp.embedded", "start"],
+        [sys.executable, "-m", "memoryapp.local.embedded", "start"],
         cwd=REPO_ROOT,
         env=env,
         check=True,
@@ -81,7 +81,7 @@ def time_services_only(var_dir: Path) -> float:
     )
     elapsed = time.perf_counter() - started
     subprocess.run(
-        [sys.executable, "-m", "memoryapp.embedded", "stop"],
+        [sys.executable, "-m", "memoryapp.local.embedded", "stop"],
         cwd=REPO_ROOT,
         env=env,
         check=True,

@@ -11,7 +11,7 @@ and the keyword-context expression come from ``bench/search_speed.py``):
   random point (consecutive real turns); user and assistant alternate. 30% have no title
   (the list then shows their first request, a subquery per row). 1% are in the trash.
 - Each message has one chunk whose vector is its pool text's plus Gaussian noise (norm 0.2),
-  ``enrichment_status = 'done'`` and its keyword context (``sessions/neighbours.py``).
+  ``enrichment_status = 'done'`` and its keyword context (``sessions/capture/keyword_context.py``).
 - 0-6 entities per session (files, functions, commands, errors, packages) from a vocabulary
   of 3,000, with Zipf-like popularity, so the dashboard's "top entities" has work to do.
 - GIN and HNSW indexes are dropped before the load and built after it, then VACUUM ANALYZE.

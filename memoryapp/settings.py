@@ -1,7 +1,7 @@
 """Django settings, all read from the environment (see README "Configuration").
 
 With no DATABASE_URL / REDIS_URL the app uses the embedded servers under var/
-(memoryapp/embedded.py); with them set, it uses those servers and starts none.
+(memoryapp/local/embedded.py); with them set, it uses those servers and starts none.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import dj_database_url
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryapp import embedded
 from memoryapp.env import env_bool, env_int, env_list, env_str
+from memoryapp.local import embedded
 
 BASE_DIR = embedded.BASE_DIR
 VAR_DIR = embedded.var_dir()
@@ -246,7 +246,8 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
 # A zip import (anthropic_session) may expand to no more than a raw upload could be; one file
 # of it to half that (a transcript that big holds ten times the default 10 MB session quota,
 # which capture refuses anyway); one file may expand at most 100:1 (JSON text runs 5-20:1,
-# zeros 1000:1). Over a limit: 413 with the numbers (sessions/importers/anthropic_session.py).
+# zeros 1000:1). Over a limit: 413 with the numbers
+# (sessions/capture/importers/anthropic_session.py).
 IMPORT_UNZIP_MAX_BYTES = env_int("IMPORT_UNZIP_MAX_BYTES", MAX_REQUEST_BYTES, minimum=1024)
 IMPORT_UNZIP_MAX_MEMBER_BYTES = env_int(
     "IMPORT_UNZIP_MAX_MEMBER_BYTES", IMPORT_UNZIP_MAX_BYTES // 2, minimum=1024
@@ -276,14 +277,14 @@ EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "auto")
 # on few cores, 1 each avoids them fighting over the same cores.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 # Threads per process that run a hybrid search's keyword side beside its vector side, each
-# with its own database connection (search/aside.py); 0 runs the two sides in turn.
+# with its own database connection (search/speed/parallel.py); 0 runs the two sides in turn.
 SEARCH_CONCURRENCY = env_int("SEARCH_CONCURRENCY", 2, minimum=0)
 # Teams with at least this many messages get their own HNSW and GIN indexes (search/
 # team_indexes.py, built hourly by Celery beat): their searches then skip the other teams.
 TEAM_INDEX_MIN_MESSAGES = env_int("TEAM_INDEX_MIN_MESSAGES", 20_000, minimum=1)
-# Where the query encoder's ONNX export of the model is kept (sessions/query_encoder.py).
+# Where the query encoder's ONNX export of the model is kept (sessions/embedding/onnx_runtime.py).
 MODEL_CACHE_DIR = env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models"))
-# Enrichment pipeline (sessions/pipeline.py).
+# Enrichment pipeline (sessions/enrich/pipeline.py).
 EMBED_BATCH_MESSAGES = env_int("EMBED_BATCH_MESSAGES", 256, minimum=1)
 ENRICHMENT_MAX_ATTEMPTS = env_int("ENRICHMENT_MAX_ATTEMPTS", 5, minimum=1)
 SESSION_ENRICH_DELAY_SECONDS = env_int("SESSION_ENRICH_DELAY_SECONDS", 5, minimum=0)
@@ -301,7 +302,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": SWEEP_INTERVAL_SECONDS,
         "options": {"expires": SWEEP_INTERVAL_SECONDS},
     },
-    # Give teams that grew big their own indexes (search/team_indexes.py).
+    # Give teams that grew big their own indexes (search/speed/team_indexes.py).
     "team-indexes": {
         "task": "search.tasks.build_team_indexes",
         "schedule": 3600,

@@ -22,7 +22,8 @@ sessions only their summary; giving them their key messages while the budget las
 the share of LoCoMo's evidence turns in a 4,000-token context from 0.43 to the figure in
 ``bench/locomo.py``'s report.)
 
-Tokens are counted with the embedding model's WordPiece tokenizer (``sessions/tokens.py``);
+Tokens are counted with the embedding model's WordPiece tokenizer
+(``sessions/embedding/tokens.py``);
 LLM tokenizers count English text within about ±15% of it.
 """
 
@@ -36,8 +37,8 @@ from django.utils import timezone
 
 from search.filters import Filters, Scope
 from search.service import SearchRequest, SessionHit, search
+from sessions.embedding.tokens import count_tokens
 from sessions.models import Message, Session
-from sessions.tokens import count_tokens
 
 DEFAULT_MAX_TOKENS = 4000
 HEADING = "## Relevant Past Discussions"

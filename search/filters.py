@@ -67,7 +67,7 @@ class Where:
 def team_condition(scope: Scope, alias: str) -> tuple[str, list]:
     """The scope's team condition on ``alias`` (a table with ``team_id``), with its params.
     One team is named as a literal: the planner matches a big team's partial indexes
-    (search/team_indexes.py) only to "team_id = <that team>", not to a parameter."""
+    (search/speed/team_indexes.py) only to "team_id = <that team>", not to a parameter."""
     if len(scope.team_ids) == 1:
         return f"{alias}.team_id = {int(scope.team_ids[0])}", []
     return f"{alias}.team_id = ANY(%s)", [list(scope.team_ids)]

@@ -1,5 +1,5 @@
 """Keyword retrieval: PostgreSQL full-text search over each message and its context (the
-two messages before it and its date: ``sessions/neighbours.py``), ranked BM25-style.
+two messages before it and its date: ``sessions/capture/keyword_context.py``), ranked BM25-style.
 
 PostgreSQL's own ``ts_rank`` has no notion of how rare a word is, so a question's "what" and
 "did" would weigh as much as its "kubernetes". Here each query lexeme gets an inverse

@@ -10,7 +10,7 @@ Four paths, chosen from the size of the searched scope rather than left to the p
   covering index without touching the 1.5 KB vectors), then exact cosine over those. With all
   filters in the first step, nothing is lost to them. Recall@10 0.99 at a 90k-message team
   (``bench/search_speed.py``), in a sixth of the exact scan's time.
-- **team-hnsw** for a big team with its own HNSW index (``search/team_indexes.py``) when
+- **team-hnsw** for a big team with its own HNSW index (``search/speed/team_indexes.py``) when
   the scope is at least a ``1/HNSW_OVERFETCH`` share of it: as the HNSW path below, on the
   team's graph (~5 ms at a 90k-message team against the quantized path's 18), fetching only
   as many more chunks as the scope's share of the team calls for (``team_overfetch``).
@@ -32,9 +32,9 @@ from functools import lru_cache
 import numpy as np
 from django.db import connection, transaction
 
-from search import team_indexes
 from search.filters import Filters, Scope, message_where, team_condition
-from sessions.embedding import embed_query
+from search.speed import team_indexes
+from sessions.embedding.query import embed_query
 
 # Measured at 1M messages in 100 teams (bench/search_speed.py): the exact scan costs ~3 ms
 # per 1,000 messages in scope (168 ms at 90k), the quantized one ~0.3 ms (25 ms at 90k) with

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.utils import timezone
 
-from search import aside, keyword, ranking, semantic
+from search import keyword, ranking, semantic
 from search.filters import Filters, Scope, session_where
 from search.snippets import Snippet, snippets
+from search.speed import parallel
 from sessions.models import Message, Session
 
 logger = logging.getLogger(__name__)
@@ -67,8 +68,8 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     documents = keyword.scope_documents(scope, filters)
     pool = max(MIN_POOL, request.limit * (10 if request.group_by_session else 5))
     # The keyword side runs on its own connection while this thread embeds the query and
-    # scans vectors (search/aside.py).
-    keyword_side = aside.beside(
+    # scans vectors (search/speed/parallel.py).
+    keyword_side = parallel.beside(
         _keyword_side, request.query, scope, filters, pool, documents, mode != "semantic"
     )
     vector_path = "none"

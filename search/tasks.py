@@ -5,12 +5,12 @@ from __future__ import annotations
 from celery import shared_task
 from celery.signals import worker_ready
 
-from search import team_indexes, warm
+from search.speed import team_indexes, warm
 
 
-@shared_task(ignore_result=True)
+@shared_task(name="search.tasks.build_team_indexes", ignore_result=True)
 def build_team_indexes() -> list[str]:
-    """Hourly (Celery beat): big teams get their own indexes (search/team_indexes.py), and
+    """Hourly (Celery beat): big teams get their own indexes (search/speed/team_indexes.py), and
     what searches read is read into PostgreSQL's buffers again (a new graph never was; what
     no search asked for in an hour may have been evicted)."""
     changes = [f"{c.action} {c.index}" for c in team_indexes.ensure()]
@@ -18,10 +18,10 @@ def build_team_indexes() -> list[str]:
     return changes
 
 
-@shared_task(ignore_result=True)
+@shared_task(name="search.tasks.warm_buffers", ignore_result=True)
 def warm_buffers() -> None:
     """When a worker starts: read what searches read into PostgreSQL's buffers
-    (search/warm.py)."""
+    (search/speed/warm.py)."""
     warm.warm()
 
 

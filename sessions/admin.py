@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from sessions import pipeline
+from sessions.enrich import pipeline
 from sessions.models import Entity, Message, Session
 from teams.admin import TeamScopedAdmin
 

@@ -250,14 +250,15 @@ class Message(Enrichable):
         null=True,
         blank=True,
         help_text="Keywords of the message's surroundings (the two messages before it and the "
-        "date): a question's words find the answer that follows it. See sessions/neighbours.py.",
+        "date): a question's words find the answer that follows it. "
+        "See sessions/capture/keyword_context.py.",
     )
     claimed_by = models.IntegerField(
         null=True,
         blank=True,
         editable=False,
         help_text="The embedding batch working on it; live while that worker's database "
-        "connection holds the batch's advisory lock (sessions/pipeline.py).",
+        "connection holds the batch's advisory lock (sessions/enrich/pipeline.py).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

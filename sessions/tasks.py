@@ -1,9 +1,12 @@
 """Celery tasks of the sessions app. JSON only, ids (or nothing) in; each is idempotent.
 
-The enrichment tasks pull their work from the database (see ``sessions/pipeline.py``): a task
+The enrichment tasks pull their work from the database (see ``sessions/enrich/pipeline.py``): a task
 message only says "there is work". ``poke_enrichment`` sends one after a capture commits,
 at most once a second; the beat ``sweep`` sends one every minute whatever happened, so work
 left behind by a lost message, a dead worker or a Redis outage is picked up again.
+
+Each task's name is pinned: messages already queued in Redis, and the beat schedule, carry
+these names, so moving the code must not change them (``tests/test_architecture.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from celery import shared_task
 from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 
-from sessions import pipeline
+from sessions.enrich import pipeline
+from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
-from sessions.services.lifecycle import purge_expired
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +38,7 @@ RETRYING = {
 }
 
 
-@shared_task(**RETRYING)
+@shared_task(name="sessions.tasks.embed_pending", **RETRYING)
 def embed_pending() -> int:
     """Embed pending messages batch after batch; hand over to a new task after the budget."""
     started, total = time.monotonic(), 0
@@ -49,7 +52,7 @@ def embed_pending() -> int:
     return total
 
 
-@shared_task(**RETRYING)
+@shared_task(name="sessions.tasks.enrich_sessions", **RETRYING)
 def enrich_sessions() -> int:
     """Summarise sessions one at a time, yielding to embedding: a message becomes searchable
     only once embedded, so new messages go first (at least one session per task, so
@@ -67,7 +70,7 @@ def enrich_sessions() -> int:
     return total
 
 
-@shared_task(ignore_result=True)
+@shared_task(name="sessions.tasks.sweep", ignore_result=True)
 def sweep() -> dict:
     """Beat, every minute: failed work with attempts left back to pending, and a poke."""
     requeued = pipeline.requeue_failed()
@@ -82,7 +85,7 @@ def sweep() -> dict:
     return {"requeued": requeued, "messages": pending_messages, "sessions": pending_sessions}
 
 
-@shared_task(ignore_result=True)
+@shared_task(name="sessions.tasks.purge_trash", ignore_result=True)
 def purge_trash() -> int:
     purged = purge_expired()
     if purged:
@@ -122,7 +125,7 @@ def poke_enrichment() -> None:
         )
 
 
-@shared_task(acks_late=True, **RETRYING)
+@shared_task(name="sessions.tasks.refresh_session_stats", acks_late=True, **RETRYING)
 def refresh_session_stats(session_id: int) -> dict | None:
     """Recount a session's messages and bytes from its rows (after appends or deletions)."""
     stats = Message.objects.filter(session_id=session_id).aggregate(

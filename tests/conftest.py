@@ -127,9 +127,9 @@ def close_search_connections(django_db_setup):
     """Searches outside a transaction (live-server and transactional tests) leave the
     search pool's threads connected to the test database; close them before it is dropped."""
     yield
-    from search import aside
+    from search.speed import parallel
 
-    aside.shutdown()
+    parallel.shutdown()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The API's JSON parser: DRF's, with nesting bounded (``sessions.sanitize.MAX_JSON_DEPTH``).
+"""The API's JSON parser: DRF's, with nesting bounded
+(``sessions.capture.sanitize.MAX_JSON_DEPTH``).
 
 Set as the default parser in REST_FRAMEWORK and used by the sessions API, so every JSON
 endpoint answers a body nested too deeply with 400, not with a RecursionError's 500.
@@ -11,7 +12,7 @@ import io
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-from sessions.sanitize import MAX_JSON_DEPTH, could_be_too_deep, json_too_deep
+from sessions.capture.sanitize import MAX_JSON_DEPTH, could_be_too_deep, json_too_deep
 
 TOO_DEEP = (
     f"JSON parse error - the request body nests objects and arrays more than {MAX_JSON_DEPTH} "

@@ -14,11 +14,16 @@ from django.db import models
 from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
-from sessions.importers import parse
-from sessions.importers.base import ImportFormatError, ParsedMessage, ParsedSession, UnzipLimits
+from sessions.capture.importers import parse
+from sessions.capture.importers.base import (
+    ImportFormatError,
+    ParsedMessage,
+    ParsedSession,
+    UnzipLimits,
+)
+from sessions.capture.sanitize import clean_json, clean_surrogates
+from sessions.forget.lifecycle import recovery_deadline
 from sessions.models import Lifecycle, Message, Role, Session, SessionStatus, SourceFormat
-from sessions.sanitize import clean_json, clean_surrogates
-from sessions.services.lifecycle import recovery_deadline
 
 MAX_TOPICS = 50
 # PostgreSQL's timestamptz takes offsets up to ±15:59; Python parses up to ±23:59.

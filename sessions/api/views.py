@@ -34,15 +34,15 @@ from sessions.api.serializers import (
     check_parsed_lengths,
     unzip_limits,
 )
-from sessions.exporters import FORMATS as EXPORT_FORMATS
-from sessions.exporters import iter_export
-from sessions.importers import FORMATS, parse
-from sessions.importers.base import ImportFormatError
+from sessions.capture.importers import FORMATS, parse
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.service import CaptureError, capture_session, capture_sessions
+from sessions.capture.service import append_messages as append_to_session
+from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
+from sessions.forget.export import FORMATS as EXPORT_FORMATS
+from sessions.forget.export import iter_export
+from sessions.forget.lifecycle import LifecycleConflict, purge, restore, soft_delete
 from sessions.models import Message, Session
-from sessions.pipeline import broker_queue_depth, pipeline_state
-from sessions.services.capture import CaptureError, capture_session, capture_sessions
-from sessions.services.capture import append_messages as append_to_session
-from sessions.services.lifecycle import LifecycleConflict, purge, restore, soft_delete
 from teams.models import Role
 from teams.viewsets import ScopedAPIView, ScopedViewSet
 

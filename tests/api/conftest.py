@@ -9,10 +9,10 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 
 from memoryapp.wsgi import application
-from sessions.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.service import capture_session
+from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
-from sessions.services.capture import capture_session
-from sessions.services.lifecycle import soft_delete
 from teams.models import ApiToken
 from tests.factories import ProjectFactory
 

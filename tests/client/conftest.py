@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from memoryapp_client import MemoryClient
-from sessions import pipeline
+from sessions.enrich import pipeline
 from sessions.models import Session
 from teams.models import ApiToken
 from tests.search.corpus import AUTH, COOKING, DEPLOY

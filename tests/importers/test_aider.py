@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.importers.aider import parse_aider
-from sessions.importers.base import ImportFormatError
+from sessions.capture.importers.aider import parse_aider
+from sessions.capture.importers.base import ImportFormatError
 
 from .helpers import check_invariants, roles, sample
 

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.importers.anthropic_session import parse_anthropic_session
-from sessions.importers.base import ImportFormatError
+from sessions.capture.importers.anthropic_session import parse_anthropic_session
+from sessions.capture.importers.base import ImportFormatError
 
 from .helpers import FIXTURES, check_invariants, roles
 

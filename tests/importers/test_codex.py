@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.importers.base import ImportFormatError
-from sessions.importers.codex import parse_codex
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.importers.codex import parse_codex
 
 from .helpers import check_invariants, fixture, roles, sample
 

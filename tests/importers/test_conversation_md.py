@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.importers.base import ImportFormatError
-from sessions.importers.conversation_md import parse_conversation_md
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.importers.conversation_md import parse_conversation_md
 
 from .helpers import check_invariants, fixture
 

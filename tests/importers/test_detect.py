@@ -4,8 +4,8 @@ import zipfile
 
 import pytest
 
-from sessions.importers.base import ImportFormatError
-from sessions.importers.detect import FORMAT_NAMES, detect_format
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.importers.detect import FORMAT_NAMES, detect_format
 
 from .helpers import FIXTURES, fixture, sample
 

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from sessions.importers.base import ImportFormatError
-from sessions.importers.openai_chat import parse_openai_chat
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.importers.openai_chat import parse_openai_chat
 
 from .helpers import check_invariants, roles, sample
 

@@ -1,7 +1,7 @@
 import pytest
 
-from sessions.importers.base import ImportFormatError
-from sessions.importers.plain_text import parse_plain_text, preprocess_conversation
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.importers.plain_text import parse_plain_text, preprocess_conversation
 
 from .helpers import check_invariants
 

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from sessions.importers import ImportFormatError, parse
+from sessions.capture.importers import ImportFormatError, parse
 
 from .helpers import FIXTURES, SAMPLES
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from sessions.importers import parse, parse_path
-from sessions.importers.base import ParsedSession
+from sessions.capture.importers import parse, parse_path
+from sessions.capture.importers.base import ParsedSession
 
 from .helpers import FIXTURES
 

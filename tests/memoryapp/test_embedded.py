@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from memoryapp import embedded
+from memoryapp.local import embedded
 from tests.conftest import REPO_ROOT
 
 
@@ -82,7 +82,7 @@ def test_embedded_redis_starts_keeps_data_and_stops(var):
 def test_cli_help_and_status(var):
     env = dict(os.environ, MEMORYAPP_VAR_DIR=str(var))
     help_text = subprocess.run(
-        [sys.executable, "-m", "memoryapp.embedded", "--help"],
+        [sys.executable, "-m", "memoryapp.local.embedded", "--help"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -94,7 +94,7 @@ def test_cli_help_and_status(var):
     env.pop("DATABASE_URL", None)
     env.pop("REDIS_URL", None)
     status = subprocess.run(
-        [sys.executable, "-m", "memoryapp.embedded", "status"],
+        [sys.executable, "-m", "memoryapp.local.embedded", "status"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

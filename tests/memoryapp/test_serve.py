@@ -34,7 +34,7 @@ class Run:
             CELERY_CONCURRENCY="1",
         )
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "memoryapp.serve", "--port", str(port)],
+            [sys.executable, "-m", "memoryapp.local.serve", "--port", str(port)],
             cwd=REPO_ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -110,7 +110,7 @@ def test_run_refuses_a_port_in_use(tmp_path):
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "memoryapp.serve", "--port", str(port)],
+            [sys.executable, "-m", "memoryapp.local.serve", "--port", str(port)],
             cwd=REPO_ROOT,
             env=dict(os.environ, MEMORYAPP_VAR_DIR=str(tmp_path / "var")),
             capture_output=True,
@@ -124,7 +124,7 @@ def test_run_refuses_a_port_in_use(tmp_path):
 
 def test_help_explains_the_options():
     result = subprocess.run(
-        [sys.executable, "-m", "memoryapp.serve", "--help"],
+        [sys.executable, "-m", "memoryapp.local.serve", "--help"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -14,7 +14,7 @@ import urllib.request
 import psutil
 import pytest
 
-from memoryapp import serve
+from memoryapp.local import serve
 from tests.conftest import REPO_ROOT
 from tests.memoryapp.test_serve import Run, free_port, processes_using
 

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from sessions import pipeline
-from sessions.importers.base import ParsedMessage, ParsedSession
-from sessions.services.capture import capture_session
+from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.service import capture_session
+from sessions.enrich import pipeline
 
 AUTH = [
     ("user", "The login page keeps rejecting valid users after the upgrade."),
@@ -66,7 +66,7 @@ def build_team_indexes():
     index a table with trigger events pending)."""
     from django.db import connection
 
-    from search import team_indexes
+    from search.speed import team_indexes
 
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")

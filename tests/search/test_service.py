@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from search import semantic, team_indexes
+from search import semantic
 from search.filters import Filters, Scope
 from search.service import SearchRequest, search, sessions_with_entity
+from search.speed import team_indexes
+from sessions.forget.lifecycle import soft_delete
 from sessions.models import Message
-from sessions.services.lifecycle import soft_delete
 from tests.factories import EntityFactory, ProjectFactory, TeamFactory
 from tests.search.corpus import AUTH, COOKING, DEPLOY, build_team_indexes, capture, embed_all
 
@@ -289,7 +290,8 @@ def test_hybrid_search_runs_its_keyword_side_beside_on_its_own_connection(
 ):
     import threading
 
-    from search import aside, service
+    from search import service
+    from search.speed import parallel
 
     capture(project, AUTH, agent="architect")
     capture(project, DEPLOY, agent="dev")
@@ -308,9 +310,9 @@ def test_hybrid_search_runs_its_keyword_side_beside_on_its_own_connection(
     try:
         beside = run(project, "how do we ship the release to kubernetes", limit=5)
     finally:
-        aside.shutdown()
+        parallel.shutdown()
     assert ran_on[0] == threading.current_thread().name
-    assert ran_on[1].startswith("search-aside")
+    assert ran_on[1].startswith("search-beside")
     assert [(h.message.pk, h.relevance) for h in beside.hits] == [
         (h.message.pk, h.relevance) for h in in_turn.hits
     ]

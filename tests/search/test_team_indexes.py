@@ -1,4 +1,4 @@
-"""Big teams' own indexes (search/team_indexes.py): which teams get them, that building is
+"""Big teams' own indexes (search/speed/team_indexes.py): which teams get them, that building is
 idempotent, that a broken or orphaned index goes, and the command that runs it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from search import team_indexes
+from search.speed import team_indexes
 from tests.factories import ProjectFactory
 from tests.search.corpus import build_team_indexes, capture, embed_all
 

@@ -1,4 +1,4 @@
-"""Warming PostgreSQL's buffers after a restart (search/warm.py): what it reads, through
+"""Warming PostgreSQL's buffers after a restart (search/speed/warm.py): what it reads, through
 which indexes, within its budget, and that a starting worker runs it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from search import team_indexes, warm
+from search.speed import team_indexes, warm
 from tests.conftest import WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory
 from tests.search.corpus import build_team_indexes, capture, embed_all
@@ -81,7 +81,7 @@ def test_it_reads_only_the_teams_asked_for(big_and_small):
 def test_it_stops_at_its_share_of_shared_buffers(big_and_small, monkeypatch, caplog):
     big, _ = big_and_small
     monkeypatch.setattr(warm, "WARM_BUFFER_SHARE", 0.0)
-    with caplog.at_level("INFO", logger="search.warm"):
+    with caplog.at_level("INFO", logger="search.speed.warm"):
         assert warm.warm() == []
     assert f"team {big}: its graph left out" in caplog.text
 
@@ -91,7 +91,7 @@ def test_before_the_migrations_it_reads_nothing_and_says_so(caplog):
     # A worker may start before the web container has migrated the database.
     with connection.cursor() as cursor:
         cursor.execute("ALTER INDEX message_team_idx RENAME TO message_team_idx_away")
-    with caplog.at_level("INFO", logger="search.warm"):
+    with caplog.at_level("INFO", logger="search.speed.warm"):
         assert warm.warm() == []
     assert "not migrated?" in caplog.text
 

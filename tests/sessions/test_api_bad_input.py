@@ -17,8 +17,8 @@ from sessions.api.serializers import (
     SessionCaptureSerializer,
     SessionPatchSerializer,
 )
+from sessions.capture.sanitize import MAX_JSON_DEPTH
 from sessions.models import Message, Session
-from sessions.sanitize import MAX_JSON_DEPTH
 from teams.models import ApiToken
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import pytest
 import yaml
 from rest_framework.test import APIClient
 
+from sessions.forget.lifecycle import purge_expired
 from sessions.models import Entity, Message, Session
-from sessions.services.lifecycle import purge_expired
 from teams.models import Role
 from tests.factories import MembershipFactory, MessageFactory, ProjectFactory, SessionFactory
 

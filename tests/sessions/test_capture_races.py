@@ -18,9 +18,9 @@ import requests
 from django.db import connection
 from django.db.models import Count
 
-from sessions.chunking import chunk_message, header_for
+from sessions.enrich.chunking import chunk_message, header_for
+from sessions.forget.lifecycle import purge, soft_delete
 from sessions.models import Message, MessageChunk, Session
-from sessions.services.lifecycle import purge, soft_delete
 from teams.models import ApiToken
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory

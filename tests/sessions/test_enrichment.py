@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions import pipeline
-from sessions.importers import parse_path
-from sessions.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.importers import parse_path
+from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.service import append_messages, capture_session
+from sessions.enrich import pipeline
 from sessions.models import Entity, Session
-from sessions.services.capture import append_messages, capture_session
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db

@@ -1,11 +1,14 @@
-"""The entity extractor (sessions/entities.py): pure functions, no database."""
+"""The entity extractor (sessions/enrich/entities.py): pure functions, no database."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-from sessions.entities import (
+from sessions.capture.importers import parse_path
+from sessions.capture.importers._render import render_arguments, render_tool_input
+from sessions.capture.importers.base import ParsedMessage
+from sessions.enrich.entities import (
     CLASS,
     COMMAND,
     ERROR,
@@ -19,9 +22,6 @@ from sessions.entities import (
     extract_session,
     normalize,
 )
-from sessions.importers import parse_path
-from sessions.importers._render import render_arguments, render_tool_input
-from sessions.importers.base import ParsedMessage
 
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples"
 

@@ -1,4 +1,4 @@
-"""sessions.exporters on unsaved model instances (no database: a query would fail the test)."""
+"""sessions.forget.export on unsaved model instances (no database: a query would fail the test)."""
 
 import json
 from datetime import UTC, datetime, timedelta, timezone
@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import yaml
 
-from sessions.exporters import FORMATS, export_session, iter_export
-from sessions.importers.conversation_md import parse_conversation_md
+from sessions.capture.importers.conversation_md import parse_conversation_md
+from sessions.forget.export import FORMATS, export_session, iter_export
 from sessions.models import Message, Session
 from teams.models import Project
 

@@ -9,11 +9,12 @@ import pytest
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
-from sessions import pipeline
-from sessions.chunking import CHUNK_TOKENS, chunk_message, header_for
-from sessions.embedding import embed, model_name
+from sessions.embedding.model_files import model_name
+from sessions.embedding.tokens import count_tokens
+from sessions.embedding.torch_runtime import embed
+from sessions.enrich import pipeline
+from sessions.enrich.chunking import CHUNK_TOKENS, chunk_message, header_for
 from sessions.models import Message, MessageChunk
-from sessions.tokens import count_tokens
 from tests.factories import MessageFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,12 +10,12 @@ import pytest
 from django.conf import settings
 from django.db.models import Count
 
-from memoryapp import embedded
 from memoryapp.celery import app as celery_app
-from sessions.chunking import chunk_message, header_for
-from sessions.importers.base import ParsedMessage, ParsedSession
+from memoryapp.local import embedded
+from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.service import capture_session
+from sessions.enrich.chunking import chunk_message, header_for
 from sessions.models import Message, MessageChunk, Session
-from sessions.services.capture import capture_session
 from sessions.tasks import sweep
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory

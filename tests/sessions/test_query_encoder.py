@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from sessions import query_encoder as qe
-from sessions.embedding import embed, embed_query
+from sessions.embedding import onnx_runtime as qe
+from sessions.embedding.query import embed_query
+from sessions.embedding.torch_runtime import embed
 
 TEXTS = [
     "How did we handle auth in the login service?",
@@ -56,7 +57,7 @@ def test_the_export_is_made_once_checked_and_reused(fresh_encoder):
 def test_a_failed_export_leaves_queries_on_torch(fresh_encoder, caplog):
     fresh_encoder.parent.mkdir(exist_ok=True)
     fresh_encoder.write_text("a file where the cache folder should be")
-    with caplog.at_level(logging.WARNING, logger="sessions.query_encoder"):
+    with caplog.at_level(logging.WARNING, logger="sessions.embedding.onnx_runtime"):
         assert qe.query_encoder() is None
         vector = embed_query("deploy with docker compose")
     assert "query embedding stays on torch" in caplog.text

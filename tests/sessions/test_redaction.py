@@ -1,4 +1,5 @@
-"""sessions.redaction: every kind of secret caught, and ordinary text, hashes and code left alone.
+"""sessions.capture.redaction: every kind of secret caught, and
+ordinary text, hashes and code left alone.
 
 The fake secrets below have the real shapes (prefix, alphabet, length); none is live.
 """
@@ -7,7 +8,7 @@ import time
 
 import pytest
 
-from sessions.redaction import is_secret_key, redact, redact_json
+from sessions.capture.redaction import is_secret_key, redact, redact_json
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"

@@ -8,8 +8,8 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
-from memoryapp import embedded
 from memoryapp.celery import app as celery_app
+from memoryapp.local import embedded
 from sessions import tasks
 from sessions.models import Message
 from teams.models import ApiToken

@@ -1,8 +1,10 @@
-"""sessions.sanitize: NUL out of text and JSON, strict UTF-8 with a usable error. No database."""
+"""sessions.capture.sanitize: NUL out of text and JSON, strict UTF-8 with a usable error.
+
+No database."""
 
 import pytest
 
-from sessions.sanitize import (
+from sessions.capture.sanitize import (
     MAX_JSON_DEPTH,
     InvalidUTF8Error,
     clean_json,

@@ -1,4 +1,4 @@
-"""sessions.summary: the extractive summary's shape and limits, progressive updates, and the
+"""sessions.enrich.summary: the extractive summary's shape and limits, progressive updates, and the
 LLM path against a real local HTTP server (success, HTTP 500, timeout, bad JSON)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions.importers import parse_path
-from sessions.summary import (
+from sessions.capture.importers import parse_path
+from sessions.enrich.summary import (
     SummaryError,
     llm_summary,
     summarize,
@@ -480,7 +480,7 @@ def test_http_500_falls_back_to_the_extractive_summary(caplog):
         with pytest.raises(SummaryError, match="HTTP 500"):
             llm_summary(coding_session(), url=server.url, model="tiny", api_key="k")
         llm = {"url": server.url, "model": "tiny", "api_key": "k"}
-        with caplog.at_level(logging.WARNING, logger="sessions.summary"):
+        with caplog.at_level(logging.WARNING, logger="sessions.enrich.summary"):
             summary, method = summarize_with_fallback(coding_session(), entities=ENTITIES, llm=llm)
     assert method == "extractive"
     assert summary == summarize(coding_session(), entities=ENTITIES)

@@ -1,4 +1,4 @@
-"""sessions.topics: relevant, deterministic, clean keyphrases within the limit."""
+"""sessions.enrich.topics: relevant, deterministic, clean keyphrases within the limit."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sessions.importers import parse_path
-from sessions.summary import STOPWORDS
-from sessions.topics import derive_topics
+from sessions.capture.importers import parse_path
+from sessions.enrich.summary import STOPWORDS
+from sessions.enrich.topics import derive_topics
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 

@@ -65,7 +65,7 @@ def test_purge_needs_the_trash_and_a_confirmation(admin_client, team_session):
 
 
 def test_viewers_see_the_trash_without_buttons(viewer_client, team_session):
-    from sessions.services.lifecycle import soft_delete
+    from sessions.forget.lifecycle import soft_delete
 
     soft_delete(team_session)
     body = viewer_client.get("/trash").content

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from sessions.enrich.pipeline import embed_pending_messages
 from sessions.models import Entity, Message, Session
-from sessions.pipeline import embed_pending_messages
 from teams.models import Role
 from tests.conftest import TEST_OUTPUT
 from tests.factories import (

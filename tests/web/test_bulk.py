@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
-from sessions.services.lifecycle import soft_delete
 from tests.factories import SessionFactory
 
 pytestmark = pytest.mark.django_db

@@ -69,7 +69,7 @@ def test_other_teams_sessions_are_in_no_list_search_or_trash(
     for path in ("/", "/sessions", "/trash", "/search?entity=x"):
         body = outsider_client.get(path).content
         assert b"Fix the login redirect" not in body
-    from sessions.services.lifecycle import soft_delete
+    from sessions.forget.lifecycle import soft_delete
 
     soft_delete(other_team_session)
     for path in ("/", "/sessions", "/trash"):

@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
-from sessions.services.lifecycle import soft_delete
 from web.templatetags.web import time_left_text
 
 NOW = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)

@@ -1,7 +1,7 @@
 """Bulk delete and restore (seed 001 §8.2): a selection of the list, or everything matching
 the list's current filter (agent, topic, date range, …); each behind a confirmation that
 says how many sessions and messages will go. Admins only. Everything happens in one
-transaction through ``sessions.services.lifecycle`` (soft delete into the trash, restore),
+transaction through ``sessions.forget.lifecycle`` (soft delete into the trash, restore),
 so a failure leaves nothing half-done, and rows already in the wanted state are counted and
 reported, never an error.
 """
@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from sessions.services.lifecycle import LifecycleConflict, restore, soft_delete
+from sessions.forget.lifecycle import LifecycleConflict, restore, soft_delete
 from teams.models import Role
 from web.forms import DeleteForm
 from web.scope import Workspace, team_required

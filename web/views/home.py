@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from sessions import pipeline
+from sessions.enrich import pipeline
 from sessions.models import Entity, Message, Session
 from sessions.tasks import poke_enrichment
 from teams.models import Role

@@ -14,10 +14,10 @@ from django.views.decorators.http import require_http_methods
 
 from search.filters import Scope
 from search.similar import similar_sessions
-from sessions.exporters import FORMATS as EXPORT_FORMATS
-from sessions.exporters import iter_export
+from sessions.forget.export import FORMATS as EXPORT_FORMATS
+from sessions.forget.export import iter_export
+from sessions.forget.lifecycle import LifecycleConflict, recovery_deadline, soft_delete
 from sessions.models import Entity, EntityType, Message
-from sessions.services.lifecycle import LifecycleConflict, recovery_deadline, soft_delete
 from teams.models import Role
 from web.forms import DeleteForm
 from web.scope import Workspace, team_required

@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from sessions.services.lifecycle import LifecycleConflict, purge, recovery_deadline, restore
+from sessions.forget.lifecycle import LifecycleConflict, purge, recovery_deadline, restore
 from teams.models import Role
 from web.pagination import TRASH_SORTS, BadCursor, paginate
 from web.scope import Workspace, team_required

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from search import team_indexes, warm
+from search.speed import team_indexes, warm
 
 
 class Command(BaseCommand):
     help = (
         "Give every team with at least TEAM_INDEX_MIN_MESSAGES messages its own HNSW and GIN "
-        "indexes (search/team_indexes.py), built CONCURRENTLY so capture goes on, and drop "
+        "indexes (search/speed/team_indexes.py), built CONCURRENTLY so capture goes on, and drop "
         "those of deleted teams. Celery beat runs the same every hour; nothing to do when "
         "they exist. --list shows them; --warm then reads what searches read (the big teams' "
         "graphs, every team's messages) into PostgreSQL's buffers, as a starting worker does "
-        "(search/warm.py)."
+        "(search/speed/warm.py)."
     )
 
     def add_arguments(self, parser):

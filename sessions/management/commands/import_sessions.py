@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from memoryapp_client.transcript_files import find_transcripts
-from sessions.importers import ImportFormatError, detect_format, parse, parse_path
-from sessions.services.capture import CaptureError, capture_sessions
+from sessions.capture.importers import ImportFormatError, detect_format, parse, parse_path
+from sessions.capture.service import CaptureError, capture_sessions
 from teams.services import ensure_team_and_project
 
 

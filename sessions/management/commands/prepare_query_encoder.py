@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from sessions.query_encoder import graph_path, query_encoder
+from sessions.embedding.model_files import onnx_graph_path
+from sessions.embedding.onnx_runtime import query_encoder
 
 
 class Command(BaseCommand):
@@ -16,7 +17,7 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        existed = graph_path().exists()
+        existed = onnx_graph_path().exists()
         if query_encoder() is None:
             # Not an error to stop on: searches work, only their embedding is slower.
             self.stderr.write(
@@ -25,4 +26,4 @@ class Command(BaseCommand):
             )
             return
         verb = "uses" if existed else "exported"
-        self.stdout.write(f"query encoder {verb} {graph_path()}")
+        self.stdout.write(f"query encoder {verb} {onnx_graph_path()}")

@@ -6,7 +6,7 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from memoryapp import embedded
+from memoryapp.local import embedded
 from teams.services import ensure_team_and_project
 
 

@@ -4,7 +4,8 @@ A search embeds one short query per request, on the request's critical path. tor
 ~12 ms on a question at one thread; ONNX Runtime runs the same weights in ~5 ms
 (``bench/query_embedding.py``). Batches (the pipeline) stay on torch.
 
-The ONNX graph is exported from the packaged weights (``sessions/embedding.py``) on first
+The ONNX graph is exported from the packaged weights
+(``sessions/embedding/torch_runtime.py``) on first
 use, into ``settings.MODEL_CACHE_DIR``, checked against torch on probe texts, and reused by
 every process after; an export that fails or disagrees leaves queries on torch, with a
 warning. The graph is traced on one unpadded sequence and is only ever fed one text (a
@@ -24,6 +25,9 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+
+from sessions.embedding.model_files import max_sequence_length, onnx_graph_path, tokenizer_file
+from sessions.embedding.torch_runtime import embed, get_model
 
 logger = logging.getLogger(__name__)
 
@@ -45,15 +49,13 @@ class QueryEncoder:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        from sessions.embedding import model_path
-
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(
             str(graph), options, providers=["CPUExecutionProvider"]
         )
-        self.tokenizer = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file()))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_sequence_length())
 
@@ -66,24 +68,11 @@ class QueryEncoder:
         return (vector / np.linalg.norm(vector)).astype(np.float32)
 
 
-def max_sequence_length() -> int:
-    import json
-
-    from sessions.embedding import model_path
-
-    config = json.loads((model_path() / "sentence_bert_config.json").read_text())
-    return int(config["max_seq_length"])
-
-
-def graph_path() -> Path:
-    return Path(settings.MODEL_CACHE_DIR) / f"{settings.EMBEDDING_MODEL}.onnx"
-
-
 @lru_cache(maxsize=1)
 def query_encoder() -> QueryEncoder | None:
     """The process's encoder, or None when ONNX Runtime cannot serve (queries use torch)."""
     try:
-        path = graph_path()
+        path = onnx_graph_path()
         threads = settings.EMBEDDING_THREADS or 1
         if not path.exists():
             with _export_lock:
@@ -104,8 +93,6 @@ def export(path: Path) -> None:
     """Trace the packaged model to ONNX at ``path`` (written aside, then renamed: a
     concurrent process never reads half a file)."""
     import torch
-
-    from sessions.embedding import get_model
 
     started = time.perf_counter()
     transformer = get_model()[0].auto_model.eval()
@@ -149,8 +136,6 @@ def export(path: Path) -> None:
 
 
 def _agrees_with_torch(encoder: QueryEncoder) -> bool:
-    from sessions.embedding import embed
-
     expected = embed(list(PROBES))
     return all(
         float(encoder.encode(text) @ vector) >= MIN_PROBE_COSINE

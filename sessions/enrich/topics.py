@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sessions.summary import (
+from sessions.enrich.summary import (
     STOPWORDS,
     _attr,
     _entity_pairs,

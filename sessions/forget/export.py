@@ -15,7 +15,7 @@ Formats (the extension has no leading dot):
   one ``{"type": "message", ...}`` line per message. U+0085, U+2028 and U+2029 are written
   as ``\\u`` escapes so that no line reader splits a record.
 * ``markdown`` (``text/markdown``, ``md``): seed 001 §2.2.2's ``conversation.md``, readable
-  back by ``sessions.importers.conversation_md``.
+  back by ``sessions.capture.importers.conversation_md``.
 * ``yaml`` (``application/yaml``, ``yaml``): the JSON structure through PyYAML's safe dumper;
   multi-line strings as literal blocks (``|``).
 

@@ -30,7 +30,7 @@ T = TypeVar("T")
 @lru_cache(maxsize=1)
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(
-        max_workers=settings.SEARCH_CONCURRENCY, thread_name_prefix="search-aside"
+        max_workers=settings.SEARCH_CONCURRENCY, thread_name_prefix="search-beside"
     )
 
 

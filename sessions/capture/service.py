@@ -11,7 +11,7 @@ all. Idempotent by design:
 - concurrent captures of one external id are serialised by an advisory lock on it, so the
   second finds the first's session instead of racing it.
 
-Locks, in the order every writer takes them (see also ``sessions/pipeline.py``): the external
+Locks, in the order every writer takes them (see also ``sessions/enrich/pipeline.py``): the external
 id's advisory lock, the session row ``FOR NO KEY UPDATE`` (it conflicts with other captures
 of the session, not with the ``KEY SHARE`` that inserting a child row or the embedding worker
 takes), then message rows. The only earlier message a capture updates is the one before the
@@ -33,12 +33,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from sessions.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from sessions.capture.keyword_context import index_context
+from sessions.capture.redaction import redact, redact_json
+from sessions.capture.sanitize import clean_json, clean_text
+from sessions.embedding.tokens import count_tokens
 from sessions.models import Message, Session, SessionStatus, SourceFormat, new_public_id
-from sessions.neighbours import index_context
-from sessions.redaction import redact, redact_json
-from sessions.sanitize import clean_json, clean_text
-from sessions.tokens import count_tokens
 from teams.models import Project
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from sessions.sanitize import (
+from sessions.capture.sanitize import (
     MAX_JSON_DEPTH,
     clean_json,
     clean_surrogates,
