@@ -23,7 +23,6 @@ import json
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.capture import REPO_ROOT, django_env, free_port, locomo_texts, make_messages, manage
-from bench.harness import percentile
+from bench.capture import locomo_texts, make_messages
+from bench.harness import manage, percentile, web_stack
 
 BACKLOG = 2000
 
@@ -80,96 +79,42 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=2)
     args = parser.parse_args()
     texts = locomo_texts()
-    bin_dir = os.path.dirname(sys.executable)
     results: dict[str, list[tuple[float, float]]] = {"idle": [], "busy": []}
-    with tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp:
-        env = django_env(Path(tmp) / "var")
-        subprocess.run(
-            [sys.executable, "-m", "memoryapp.local.embedded", "start"],
-            cwd=REPO_ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
-        web = worker = None
-        try:
-            manage(env, "migrate", "--noinput")
-            token = manage(env, "create_api_token", "--team", "bench", "--project", "bench")
-            token = token.strip().splitlines()[-1]
-            port = free_port()
-            web = subprocess.Popen(
-                [
-                    os.path.join(bin_dir, "gunicorn"),
-                    "memoryapp.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    str(args.web_workers),
-                    "--no-control-socket",
-                ],
-                cwd=REPO_ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            worker = subprocess.Popen(
-                [os.path.join(bin_dir, "celery"), "-A", "memoryapp", "worker", "-c", "1"],
-                cwd=REPO_ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group: paused and resumed whole
-            )
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(300):
-                try:
-                    urllib.request.urlopen(f"{base}/api/schema/", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.2)
-            session = call(f"{base}/api/v1/sessions", token, {"agent_name": "latency"})["id"]
-            timed_appends(base, token, session, texts, 20, 0)  # warm up every web worker
-            offset = 20
-            for round_no in range(1, args.rounds + 1):
-                # Idle: the worker is paused; nothing but the appends touches the database.
-                os.killpg(worker.pid, signal.SIGSTOP)
-                idle = timed_appends(base, token, session, texts, args.appends, offset)
-                offset += args.appends
-                # Busy: a backlog in the same session, the worker running through it.
-                for start in range(0, BACKLOG, 500):
-                    call(
-                        f"{base}/api/v1/sessions/{session}/messages",
-                        token,
-                        {"messages": make_messages(texts, 100_000 + start, 500)},
-                    )
-                os.killpg(worker.pid, signal.SIGCONT)
-                busy = timed_appends(base, token, session, texts, args.appends, offset)
-                offset += args.appends
-                left = pending(env)
-                for phase, timings in (("idle", idle), ("busy", busy)):
-                    results[phase].append((percentile(timings, 0.5), percentile(timings, 0.95)))
-                print(
-                    f"round {round_no}: idle p50 {results['idle'][-1][0]:.1f} ms "
-                    f"p95 {results['idle'][-1][1]:.1f} ms; busy p50 {results['busy'][-1][0]:.1f}"
-                    f" ms p95 {results['busy'][-1][1]:.1f} ms ({left:,} still pending after)",
-                    flush=True,
+    with (
+        tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp,
+        web_stack(Path(tmp) / "var", web_workers=args.web_workers, worker=True) as stack,
+    ):
+        env, base, token, worker = stack.env, stack.base, stack.token, stack.worker
+        session = call(f"{base}/api/v1/sessions", token, {"agent_name": "latency"})["id"]
+        timed_appends(base, token, session, texts, 20, 0)  # warm up every web worker
+        offset = 20
+        for round_no in range(1, args.rounds + 1):
+            # Idle: the worker is paused; nothing but the appends touches the database.
+            os.killpg(worker.pid, signal.SIGSTOP)
+            idle = timed_appends(base, token, session, texts, args.appends, offset)
+            offset += args.appends
+            # Busy: a backlog in the same session, the worker running through it.
+            for start in range(0, BACKLOG, 500):
+                call(
+                    f"{base}/api/v1/sessions/{session}/messages",
+                    token,
+                    {"messages": make_messages(texts, 100_000 + start, 500)},
                 )
-                deadline = time.monotonic() + 600
-                while pending(env) and time.monotonic() < deadline:
-                    time.sleep(2)
-        finally:
-            for process in (web, worker):
-                if process and process.poll() is None:
-                    if process is worker:
-                        os.killpg(worker.pid, signal.SIGCONT)
-                    process.send_signal(signal.SIGTERM)
-                    process.wait(60)
-            subprocess.run(
-                [sys.executable, "-m", "memoryapp.local.embedded", "stop"],
-                cwd=REPO_ROOT,
-                env=env,
-                capture_output=True,
+            os.killpg(worker.pid, signal.SIGCONT)
+            busy = timed_appends(base, token, session, texts, args.appends, offset)
+            offset += args.appends
+            left = pending(env)
+            for phase, timings in (("idle", idle), ("busy", busy)):
+                results[phase].append((percentile(timings, 0.5), percentile(timings, 0.95)))
+            print(
+                f"round {round_no}: idle p50 {results['idle'][-1][0]:.1f} ms "
+                f"p95 {results['idle'][-1][1]:.1f} ms; busy p50 {results['busy'][-1][0]:.1f}"
+                f" ms p95 {results['busy'][-1][1]:.1f} ms ({left:,} still pending after)",
+                flush=True,
             )
+            deadline = time.monotonic() + 600
+            while pending(env) and time.monotonic() < deadline:
+                time.sleep(2)
     print()
     for phase in ("idle", "busy"):
         p50 = statistics.median(r[0] for r in results[phase])

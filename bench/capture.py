@@ -22,18 +22,16 @@ import argparse
 import json
 import multiprocessing
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import SHARED, create_token, run_python, web_stack
 
 
 def locomo_texts() -> list[str]:
@@ -107,29 +105,6 @@ def run_clients(worker, jobs) -> float:
     return stored / elapsed
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def django_env(var_dir: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update(MEMORYAPP_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="memoryapp.settings")
-    return env
-
-
-def manage(env, *args) -> str:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
 def baseline_direct(env, texts_file: Path, sessions, size) -> float:
     """The capture service called in-process: no HTTP, no JSON, one writer."""
     code = f"""
@@ -149,14 +124,7 @@ for s in range({sessions}):
         agent_name="direct", messages=msgs)).added)
 print(stored / (time.perf_counter() - started))
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO_ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    out = run_python(env, "-c", code)
     return float(out.strip().splitlines()[-1])
 
 
@@ -181,107 +149,53 @@ def main() -> None:
         key=lambda p: p.stat().st_size,
     )
     largest = samples[-1]
-    with tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp:
-        var_dir = Path(tmp) / "var"
-        env = django_env(var_dir)
+    with (
+        tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp,
+        web_stack(
+            Path(tmp) / "var", web_workers=args.web_workers, web_args=("--timeout", "300")
+        ) as stack,
+    ):
+        env, base, token = stack.env, stack.base, stack.token
         texts_file = Path(tmp) / "texts.json"
         texts_file.write_text(json.dumps(texts))
-        subprocess.run(
-            [sys.executable, "-m", "memoryapp.local.embedded", "start"],
-            cwd=REPO_ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
+        # Warm-up: every gunicorn worker loads the tokenizer on its first capture.
+        run_clients(
+            _whole_session_client, [(base, token, texts, c, 1, 50) for c in range(args.clients)]
         )
-        web = None
-        try:
-            manage(env, "migrate", "--noinput")
-            token = manage(env, "create_api_token", "--team", "bench", "--project", "bench")
-            token = token.strip().splitlines()[-1]
-            port = free_port()
-            web = subprocess.Popen(
-                [
-                    os.path.join(os.path.dirname(sys.executable), "gunicorn"),
-                    "memoryapp.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    str(args.web_workers),
-                    "--timeout",
-                    "300",
-                    "--no-control-socket",
-                ],
-                cwd=REPO_ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(300):
-                try:
-                    urllib.request.urlopen(f"{base}/api/schema/", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.2)
-            # Warm-up: every gunicorn worker loads the tokenizer on its first capture.
-            run_clients(
-                _whole_session_client, [(base, token, texts, c, 1, 50) for c in range(args.clients)]
-            )
 
-            whole, appends, imports, direct = [], [], [], []
-            data = largest.read_bytes()
-            for round_no in range(1, args.rounds + 1):
-                # A re-import adds nothing, so each round imports into a new project.
-                import_token = (
-                    manage(
-                        env,
-                        "create_api_token",
-                        "--team",
-                        "bench",
-                        "--project",
-                        f"import-{round_no}",
-                    )
-                    .strip()
-                    .splitlines()[-1]
+        whole, appends, imports, direct = [], [], [], []
+        data = largest.read_bytes()
+        for round_no in range(1, args.rounds + 1):
+            # A re-import adds nothing, so each round imports into a new project.
+            import_token = create_token(env, f"import-{round_no}")
+            whole.append(
+                run_clients(
+                    _whole_session_client,
+                    [(base, token, texts, c, args.sessions, 1000) for c in range(args.clients)],
                 )
-                whole.append(
-                    run_clients(
-                        _whole_session_client,
-                        [(base, token, texts, c, args.sessions, 1000) for c in range(args.clients)],
-                    )
+            )
+            appends.append(
+                run_clients(
+                    _append_client,
+                    [(base, token, texts, c, args.appends, 10) for c in range(args.clients)],
                 )
-                appends.append(
-                    run_clients(
-                        _append_client,
-                        [(base, token, texts, c, args.appends, 10) for c in range(args.clients)],
-                    )
-                )
-                started = time.perf_counter()
-                result = post(
-                    f"{base}/api/v1/import?filename={largest.name}",
-                    import_token,
-                    data,
-                    "application/octet-stream",
-                )
-                elapsed = time.perf_counter() - started
-                added = sum(s["messages_added"] for s in result["sessions"])
-                imports.append((added / elapsed, len(data) / elapsed / 1e6, added))
-                direct.append(baseline_direct(env, texts_file, args.sessions, 1000))
-                print(
-                    f"round {round_no}: whole-session {whole[-1]:,.0f} msg/s, "
-                    f"appends {appends[-1]:,.0f} msg/s, import {imports[-1][0]:,.0f} msg/s, "
-                    f"direct (baseline) {direct[-1]:,.0f} msg/s",
-                    flush=True,
-                )
-        finally:
-            if web:
-                web.send_signal(signal.SIGTERM)
-                web.wait(30)
-            subprocess.run(
-                [sys.executable, "-m", "memoryapp.local.embedded", "stop"],
-                cwd=REPO_ROOT,
-                env=env,
-                capture_output=True,
+            )
+            started = time.perf_counter()
+            result = post(
+                f"{base}/api/v1/import?filename={largest.name}",
+                import_token,
+                data,
+                "application/octet-stream",
+            )
+            elapsed = time.perf_counter() - started
+            added = sum(s["messages_added"] for s in result["sessions"])
+            imports.append((added / elapsed, len(data) / elapsed / 1e6, added))
+            direct.append(baseline_direct(env, texts_file, args.sessions, 1000))
+            print(
+                f"round {round_no}: whole-session {whole[-1]:,.0f} msg/s, "
+                f"appends {appends[-1]:,.0f} msg/s, import {imports[-1][0]:,.0f} msg/s, "
+                f"direct (baseline) {direct[-1]:,.0f} msg/s",
+                flush=True,
             )
     w, a, d = statistics.median(whole), statistics.median(appends), statistics.median(direct)
     imp = statistics.median(i[0] for i in imports)

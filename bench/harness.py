@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +52,123 @@ def django_on_embedded_servers(keep: Path | None = None):
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * (len(ordered) - 1) + 0.5))]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def django_env(var_dir: Path) -> dict[str, str]:
+    """This process's environment, with the servers' data in ``var_dir`` (never ``var/``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(MEMORYAPP_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="memoryapp.settings")
+    return env
+
+
+def manage(env, *args) -> str:
+    return run_python(env, "manage.py", *args)
+
+
+def run_python(env, *args) -> str:
+    """This interpreter run in the repository with ``env``; its standard output."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def embedded(env, action: str, *, check: bool = True) -> None:
+    """``python -m memoryapp.local.embedded start|stop`` for the servers of ``env``."""
+    subprocess.run(
+        [sys.executable, "-m", "memoryapp.local.embedded", action],
+        cwd=REPO_ROOT,
+        env=env,
+        check=check,
+        capture_output=True,
+    )
+
+
+def _executable(name: str) -> str:
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+@dataclass
+class Stack:
+    """A running web stack: its URL, a project API token, and the processes to stop."""
+
+    env: dict[str, str]
+    base: str
+    token: str
+    web: subprocess.Popen
+    worker: subprocess.Popen | None = None
+
+
+@contextlib.contextmanager
+def web_stack(var_dir: Path, *, web_workers: int, worker: bool = False, web_args=()):
+    """Embedded servers in ``var_dir``, migrated, a token of project bench/bench, gunicorn
+    answering (and a Celery worker in its own process group when ``worker``); all stopped on
+    exit."""
+    env = django_env(var_dir)
+    embedded(env, "start")
+    processes: list[subprocess.Popen] = []
+    celery = None
+    try:
+        manage(env, "migrate", "--noinput")
+        token = create_token(env, "bench")
+        port = free_port()
+        web = subprocess.Popen(
+            [
+                *(_executable("gunicorn"), "memoryapp.wsgi", "--bind", f"127.0.0.1:{port}"),
+                *("--workers", str(web_workers), "--no-control-socket", *web_args),
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        processes.append(web)
+        if worker:
+            celery = subprocess.Popen(
+                [_executable("celery"), "-A", "memoryapp", "worker", "-c", "1"],
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group: paused and resumed whole
+            )
+            processes.append(celery)
+        base = f"http://127.0.0.1:{port}"
+        wait_until_answering(f"{base}/api/schema/")
+        yield Stack(env=env, base=base, token=token, web=web, worker=celery)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                if process is celery:
+                    os.killpg(process.pid, signal.SIGCONT)  # a paused worker must hear TERM
+                process.send_signal(signal.SIGTERM)
+                process.wait(60)
+        embedded(env, "stop", check=False)
+
+
+def create_token(env, project: str) -> str:
+    """A new API token of project ``bench/<project>`` (created when missing)."""
+    out = manage(env, "create_api_token", "--team", "bench", "--project", project)
+    return out.strip().splitlines()[-1]
+
+
+def wait_until_answering(url: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)

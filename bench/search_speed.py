@@ -292,6 +292,23 @@ def build_indexes(conn, folder: Path) -> dict[str, float]:
     return times
 
 
+SESSION_COLUMNS = (
+    "id, team_id, project_id, public_id, external_id, agent_name, agent_persona, workflow,"
+    " title, user_name, source_format, status, lifecycle, started_at, ended_at,"
+    " message_count, size_bytes, topics, artifacts, metadata, summary, embedding_model,"
+    " created_at, updated_at, access_count, delete_reason, enrichment_status,"
+    " enrichment_error, enrichment_attempts, enriched_at, enriched_through_seq"
+)
+
+
+def copy_sessions(conn, rows, extra_columns: str = "") -> None:
+    """COPY session rows (values in ``SESSION_COLUMNS`` order, then ``extra_columns``)."""
+    columns = SESSION_COLUMNS + (f", {extra_columns}" if extra_columns else "")
+    with conn.cursor().copy(f"COPY agent_sessions_session ({columns}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
 def copy_messages_and_chunks(conn, messages, chunks, context: str) -> None:
     """COPY messages (through ``staging_message``, computing their keyword context with the
     ``context`` SQL expression when given) and their chunks, inside the caller's transaction."""
@@ -329,12 +346,13 @@ def copy_messages_and_chunks(conn, messages, chunks, context: str) -> None:
             copy.write_row(row)
 
 
-def load(conn, folder: Path, pool: Pool, sizes: list[int], projects: list) -> dict:
-    """COPY sessions, messages and chunks for every team; returns timings."""
-
+def prepare_bulk_load(conn, folder: Path, tables: tuple[str, ...]) -> tuple[str | None, dict]:
+    """Make ``conn`` ready for COPY: search indexes dropped (rebuilt after), no FK triggers
+    (the rows are consistent by construction), a staging table for messages. Returns the
+    keyword-context SQL (None on a schema without it) and the next free id of each table."""
     context = context_expression() if "context_vector" in columns_of(conn, MESSAGES) else None
     drop_search_indexes(conn, folder)
-    conn.execute("SET session_replication_role = replica")  # no FK triggers: rows are consistent
+    conn.execute("SET session_replication_role = replica")
     conn.execute("SET synchronous_commit = off")
     conn.execute("SET work_mem = '256MB'")
     conn.execute(
@@ -343,9 +361,33 @@ def load(conn, folder: Path, pool: Pool, sizes: list[int], projects: list) -> di
         " token_count int)"
     )
     next_id = {}
-    for table in ("session", "message", "messagechunk"):
+    for table in tables:
         row = conn.execute(f"SELECT coalesce(max(id), 0) + 1 FROM agent_sessions_{table}")
         next_id[table] = row.fetchone()[0]
+    return context, next_id
+
+
+def fresh_tables_and_pool(conn, folder: Path) -> tuple[Pool, float]:
+    """Empty the session tables a previous, unfinished load left, then embed the pool
+    (returned with the seconds that took)."""
+    from sessions.models import Session
+
+    if Session.objects.exists():
+        print("a previous load did not finish: emptying the session tables")
+        conn.execute(
+            "TRUNCATE agent_sessions_entity, agent_sessions_messagechunk,"
+            " agent_sessions_message, agent_sessions_session"
+        )
+    print("embedding the pool of real texts …", flush=True)
+    pool, pool_seconds = build_pool(folder)
+    print(f"pool: {len(pool.texts)} texts embedded in {pool_seconds:.0f} s", flush=True)
+    return pool, pool_seconds
+
+
+def load(conn, folder: Path, pool: Pool, sizes: list[int], projects: list) -> dict:
+    """COPY sessions, messages and chunks for every team; returns timings."""
+
+    context, next_id = prepare_bulk_load(conn, folder, ("session", "message", "messagechunk"))
     now = datetime.now(UTC)
     base = now - timedelta(days=365)
     generate_seconds = copy_seconds = 0.0
@@ -429,16 +471,7 @@ def load(conn, folder: Path, pool: Pool, sizes: list[int], projects: list) -> di
         generate_seconds += time.perf_counter() - started
         started = time.perf_counter()
         with conn.transaction():
-            with conn.cursor().copy(
-                "COPY agent_sessions_session (id, team_id, project_id, public_id, external_id,"
-                " agent_name, agent_persona, workflow, title, user_name, source_format, status,"
-                " lifecycle, started_at, ended_at, message_count, size_bytes, topics, artifacts,"
-                " metadata, summary, embedding_model, created_at, updated_at, access_count,"
-                " delete_reason, enrichment_status, enrichment_error, enrichment_attempts,"
-                " enriched_at, enriched_through_seq) FROM STDIN"
-            ) as copy:
-                for row in sessions:
-                    copy.write_row(row)
+            copy_sessions(conn, sessions)
             copy_messages_and_chunks(conn, messages, chunks, context)
         copy_seconds += time.perf_counter() - started
         done += size
@@ -467,7 +500,6 @@ def relation_sizes(conn) -> dict[str, int]:
 
 def prepare(folder: Path, args) -> tuple[list, dict]:
     """Teams and projects (always), and the data unless ``folder`` holds it already."""
-    from sessions.models import Session
     from teams.services import ensure_team_and_project
 
     sizes = team_sizes(args.messages, args.teams, args.sizes)
@@ -485,15 +517,7 @@ def prepare(folder: Path, args) -> tuple[list, dict]:
         return projects, info
     conn = raw_connection()
     try:
-        if Session.objects.exists():
-            print("a previous load did not finish: emptying the session tables")
-            conn.execute(
-                "TRUNCATE agent_sessions_entity, agent_sessions_messagechunk,"
-                " agent_sessions_message, agent_sessions_session"
-            )
-        print("embedding the pool of real texts …", flush=True)
-        pool, pool_seconds = build_pool(folder)
-        print(f"pool: {len(pool.texts)} texts embedded in {pool_seconds:.0f} s", flush=True)
+        pool, pool_seconds = fresh_tables_and_pool(conn, folder)
         print(f"loading {args.messages} messages in {args.teams} teams with COPY …", flush=True)
         started = time.perf_counter()
         timings = load(conn, folder, pool, sizes, projects)

@@ -13,9 +13,7 @@ ratios within one run, not absolute seconds across runs.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,19 +23,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def clean_env(var_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update(MEMORYAPP_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="memoryapp.settings")
-    return env
+from bench.harness import REPO_ROOT, django_env, embedded, free_port
 
 
 def time_run(var_dir: Path) -> float:
@@ -47,7 +35,7 @@ def time_run(var_dir: Path) -> float:
     process = subprocess.Popen(
         [sys.executable, "-m", "memoryapp.local.serve", "--port", str(port)],
         cwd=REPO_ROOT,
-        env=clean_env(var_dir),
+        env=django_env(var_dir),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -70,23 +58,11 @@ def time_run(var_dir: Path) -> float:
 
 
 def time_services_only(var_dir: Path) -> float:
-    env = clean_env(var_dir)
+    env = django_env(var_dir)
     started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "memoryapp.local.embedded", "start"],
-        cwd=REPO_ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    embedded(env, "start")
     elapsed = time.perf_counter() - started
-    subprocess.run(
-        [sys.executable, "-m", "memoryapp.local.embedded", "stop"],
-        cwd=REPO_ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    embedded(env, "stop")
     return elapsed
 
 

@@ -77,22 +77,9 @@ def load(conn, folder: Path, pool, project, args) -> dict:
     """COPY sessions, messages, chunks and entities in batches; returns timings."""
     from bench import search_speed as ss
 
-    context = (
-        ss.context_expression() if "context_vector" in ss.columns_of(conn, ss.MESSAGES) else None
+    context, next_id = ss.prepare_bulk_load(
+        conn, folder, ("session", "message", "messagechunk", "entity")
     )
-    ss.drop_search_indexes(conn, folder)
-    conn.execute("SET session_replication_role = replica")  # rows are consistent by construction
-    conn.execute("SET synchronous_commit = off")
-    conn.execute("SET work_mem = '256MB'")
-    conn.execute(
-        "CREATE TEMP TABLE staging_message (id bigint, team_id bigint, session_id bigint,"
-        " seq int, role text, author text, content text, timestamp timestamptz,"
-        " token_count int)"
-    )
-    next_id = {}
-    for table in ("session", "message", "messagechunk", "entity"):
-        row = conn.execute(f"SELECT coalesce(max(id), 0) + 1 FROM agent_sessions_{table}")
-        next_id[table] = row.fetchone()[0]
     rng = np.random.default_rng(SEED)
     weights = rng.lognormal(0.0, 1.0, args.sessions)
     lengths = 1 + rng.multinomial(args.messages - args.sessions, weights / weights.sum())
@@ -162,16 +149,7 @@ def load(conn, folder: Path, pool, project, args) -> dict:
         generate_s += time.perf_counter() - started
         started = time.perf_counter()
         with conn.transaction():
-            with conn.cursor().copy(
-                "COPY agent_sessions_session (id, team_id, project_id, public_id, external_id,"
-                " agent_name, agent_persona, workflow, title, user_name, source_format, status,"
-                " lifecycle, started_at, ended_at, message_count, size_bytes, topics, artifacts,"
-                " metadata, summary, embedding_model, created_at, updated_at, access_count,"
-                " delete_reason, enrichment_status, enrichment_error, enrichment_attempts,"
-                " enriched_at, enriched_through_seq, deleted_at) FROM STDIN"
-            ) as copy:
-                for row in sessions:
-                    copy.write_row(row)
+            ss.copy_sessions(conn, sessions, extra_columns="deleted_at")
             ss.copy_messages_and_chunks(conn, messages, chunks, context)
             with conn.cursor().copy(
                 "COPY agent_sessions_entity (id, team_id, session_id, type, value, normalized,"
@@ -199,7 +177,6 @@ def prepare(folder: Path, args):
     from django.contrib.auth import get_user_model
 
     from bench import search_speed as ss
-    from sessions.models import Session
     from teams.models import Membership, Role
     from teams.services import ensure_team_and_project
 
@@ -218,15 +195,7 @@ def prepare(folder: Path, args):
         return user, info
     conn = ss.raw_connection()
     try:
-        if Session.objects.exists():
-            print("a previous load did not finish: emptying the session tables")
-            conn.execute(
-                "TRUNCATE agent_sessions_entity, agent_sessions_messagechunk,"
-                " agent_sessions_message, agent_sessions_session"
-            )
-        print("embedding the pool of real texts …", flush=True)
-        pool, pool_s = ss.build_pool(folder)
-        print(f"pool: {len(pool.texts)} texts in {pool_s:.0f} s", flush=True)
+        pool, _ = ss.fresh_tables_and_pool(conn, folder)
         print(f"loading {args.sessions} sessions, {args.messages} messages …", flush=True)
         started = time.perf_counter()
         timings = load(conn, folder, pool, project, args)

@@ -1,4 +1,4 @@
-"""The agent side of memoryapp: a tiny HTTP client, seed 000's start/exit hooks and the
+"""The agent side of memoryapp: a tiny HTTP client, agent start/exit hooks and the
 `memoryapp` command.
 
 Standard library only, so any agent can import it without pulling in the server's

@@ -150,7 +150,7 @@ class MemoryClient:
         return self.request("POST", "/api/v1/search", json_body={"q": query, **_present(filters)})
 
     def context(self, query: str, **options: Any) -> dict:
-        """POST /api/v1/context: seed 000 ``get_relevant_context`` — the response's
+        """POST /api/v1/context: ready-to-inject context — the response's
         ``markdown`` ("## Relevant Past Discussions" …, "" when nothing is relevant enough),
         ``tokens`` and ``sessions``. Options: ``current_agent``, ``current_workflow``,
         ``max_sessions`` (3), ``min_relevance`` (0.3), ``max_tokens`` (4000) and the search

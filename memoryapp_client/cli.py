@@ -4,7 +4,7 @@
     memoryapp capture --hook                 read a Claude Code hook's JSON on stdin and
                                              upload its transcript_path (SessionEnd hook)
     memoryapp search QUERY                   hybrid search over past sessions' messages
-    memoryapp context QUERY                  seed 000's "Relevant Past Discussions" Markdown
+    memoryapp context QUERY                  past sessions relevant to QUERY, as Markdown
     memoryapp resume SESSION_ID              a session's summary and last messages
 
 Server and token come from MEMORYAPP_URL (default http://127.0.0.1:8000) and MEMORYAPP_TOKEN.
@@ -60,7 +60,7 @@ examples:
   memoryapp context "release process" --agent dev --workflow release --max-tokens 1500
   memoryapp context "flaky tests" --min-relevance 0.5 > context.md
 
-Prints seed 000's Markdown ("## Relevant Past Discussions", one "### Session: ..."
+Prints Markdown ("## Relevant Past Discussions", one "### Session: ..."
 block per session with its relevance), compressed to fit --max-tokens: the best
 session in full when it fits, then summaries and key messages. Prints nothing (and
 exits 0) when no session is relevant enough. The token count goes to stderr.
@@ -190,10 +190,22 @@ def _print_json(body) -> None:
     sys.stdout.write("\n")
 
 
-def search(args) -> int:
+def _fetch(args, request) -> tuple[dict | None, int]:
+    """``request(client)``'s answer to render, or (None, exit code) when nothing is left to
+    print: no server configured (2), an error (1, said on stderr), or ``--json`` printed it."""
     client = _client(args)
     if client is None:
-        return 2
+        return None, 2
+    body, code = _run(lambda: request(client))
+    if body is None:
+        return None, code
+    if args.json:
+        _print_json(body)
+        return None, 0
+    return body, 0
+
+
+def search(args) -> int:
     filters = {
         "mode": args.mode,
         "limit": args.limit,
@@ -205,12 +217,9 @@ def search(args) -> int:
         "entity": args.entity,
         "group": args.group or None,
     }
-    body, code = _run(lambda: client.search(args.query, **filters))
+    body, code = _fetch(args, lambda client: client.search(args.query, **filters))
     if body is None:
         return code
-    if args.json:
-        _print_json(body)
-        return 0
     bold = _use_bold(sys.stdout)
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     text = format_results(body, bold=bold, width=width)
@@ -226,9 +235,6 @@ def search(args) -> int:
 
 
 def context(args) -> int:
-    client = _client(args)
-    if client is None:
-        return 2
     options = {
         "max_tokens": args.max_tokens,
         "max_sessions": args.max_sessions,
@@ -237,12 +243,9 @@ def context(args) -> int:
         "current_workflow": args.workflow,
         "project": args.project,
     }
-    body, code = _run(lambda: client.context(args.query, **options))
+    body, code = _fetch(args, lambda client: client.context(args.query, **options))
     if body is None:
         return code
-    if args.json:
-        _print_json(body)
-        return 0
     markdown = body.get("markdown", "")
     sys.stdout.write(markdown)
     if markdown:
@@ -257,15 +260,9 @@ def context(args) -> int:
 
 
 def resume(args) -> int:
-    client = _client(args)
-    if client is None:
-        return 2
-    body, code = _run(lambda: client.resume(args.session_id, lastn=args.lastn))
+    body, code = _fetch(args, lambda client: client.resume(args.session_id, lastn=args.lastn))
     if body is None:
         return code
-    if args.json:
-        _print_json(body)
-        return 0
     sys.stdout.write(body.get("markdown", ""))
     print(f"memoryapp: {body.get('tokens')} tokens", file=sys.stderr)
     return 0
@@ -374,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         "context",
         help="print the past discussions relevant to a question, as Markdown for a prompt",
         description=_wrap(
-            "Print seed 000's ready-to-inject context: the sessions most relevant to "
+            "Print ready-to-inject context: the past sessions most relevant to "
             "QUERY, as Markdown within a token budget."
         ),
         epilog=CONTEXT_EXAMPLES,

@@ -1,4 +1,4 @@
-"""Seed 000's agent lifecycle hooks, over the memoryapp API.
+"""Agent lifecycle hooks over the memoryapp API: context at start, capture at exit.
 
     from memoryapp_client.hooks import on_agent_start, on_agent_exit
 
@@ -66,11 +66,11 @@ def on_agent_start(
     timeout: float = START_TIMEOUT,
     **filters: Any,
 ) -> str:
-    """Seed 000's start hook: the Markdown of the past sessions relevant to this start
+    """The start hook: the Markdown of the past sessions relevant to this start
     ("## Relevant Past Discussions" …), to put in the agent's prompt.
 
-    Only this agent's sessions (and this workflow's, when given) are considered, as seed 000's
-    ``get_relevant_context(query, current_agent, current_workflow)``. ``query`` defaults to the
+    Only this agent's sessions (and this workflow's, when given) are considered (the API's
+    ``current_agent`` and ``current_workflow``). ``query`` defaults to the
     agent and workflow names. Extra keyword arguments are search filters (``project``,
     ``topic``, ``entity``, …).
 
@@ -118,11 +118,11 @@ def on_agent_exit(
     external_id: str | None = None,
     client: MemoryClient | None = None,
 ) -> str:
-    """Seed 000's exit hook: store the conversation as a session; returns its id
+    """The exit hook: store the conversation as a session; returns its id
     (``YYYY-MM-DD-{agent}-{6 hex}``).
 
-    ``conversation`` is the raw log ("User: …\\nAssistant: …", cleaned by the server as seed
-    000's ``preprocess_conversation``) or a list of messages ``{"role", "content", …}`` as
+    ``conversation`` is the raw log ("User: …\\nAssistant: …", split into messages and cleaned
+    by the server) or a list of messages ``{"role", "content", …}`` as
     ``POST /api/v1/sessions`` takes them. ``project_name`` is kept in the session's metadata;
     a ``team/project`` name is also sent as the project (the token's project must match).
 

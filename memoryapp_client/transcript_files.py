@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 SESSION_FOLDER_MARKER = (
-    "transcript.jsonl"  # seed 004: transcript.jsonl + events.jsonl + metadata.json
+    "transcript.jsonl"  # a session folder: transcript.jsonl + events.jsonl + metadata.json
 )
 SUFFIXES = {".jsonl", ".json", ".ndjson", ".md", ".txt", ".zip"}
 # Files that belong to another file and are read with it, never on their own.

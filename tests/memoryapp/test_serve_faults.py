@@ -17,15 +17,7 @@ import pytest
 from memoryapp.local import serve
 from tests.conftest import REPO_ROOT
 from tests.memoryapp.test_serve import Run, free_port, processes_using
-
-
-def wait_for(predicate, timeout, interval=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return False
+from tests.waiting import wait_for
 
 
 def request(url, method="GET", token=None, payload=None):

@@ -24,6 +24,7 @@ from sessions.models import Message, MessageChunk, Session
 from teams.models import ApiToken
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -35,15 +36,6 @@ def deadlocks() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
         return cursor.fetchone()[0]
-
-
-def wait_for(predicate, timeout, interval=0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return False
 
 
 def assert_embedded_exactly_once(session_ids, timeout=300):

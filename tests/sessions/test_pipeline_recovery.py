@@ -19,15 +19,7 @@ from sessions.models import Message, MessageChunk, Session
 from sessions.tasks import sweep
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory
-
-
-def wait_for(predicate, timeout, interval=0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return False
+from tests.waiting import wait_for
 
 
 def capture(project, name, count):

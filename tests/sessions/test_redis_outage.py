@@ -15,6 +15,7 @@ from sessions.models import Message
 from teams.models import ApiToken
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory
+from tests.waiting import wait_for
 
 
 @pytest.fixture(autouse=True)
@@ -23,15 +24,6 @@ def pokes_not_paused():
     tasks._broker_down_until = 0.0
     yield
     tasks._broker_down_until = 0.0
-
-
-def wait_for(predicate, timeout, interval=0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return False
 
 
 def test_a_poke_gives_up_at_once_on_a_broker_that_does_not_answer(unresponsive_broker):
