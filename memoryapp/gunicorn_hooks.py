@@ -3,7 +3,7 @@
 
 
 def post_worker_init(worker) -> None:
-    """Load the query encoder before the first request, not during it (~0.2 s)."""
+    """Load the query encoder before the first request, not during it."""
     from sessions.embedding.onnx_runtime import query_encoder
 
     query_encoder()

@@ -303,9 +303,9 @@ def main(argv: list[str] | None = None) -> int:
                 # gunicorn's control socket defaults to one path per user: two runs would clash.
                 "--no-control-socket",
             ],
-            # A web process embeds one short query at a time: one torch thread answers it in
-            # ~11 ms; two threads fighting over shared cores took up to 500 ms
-            # (bench/search_speed.py).
+            # A web process embeds one short query at a time: one thread answers it fast,
+            # while threads fighting over shared cores made it many times slower
+            # (bench/search_speed.py measures it; docs/benchmarks.md).
             {**env, "EMBEDDING_THREADS": "1"},
         ),
     ]
