@@ -1,4 +1,4 @@
-"""Django settings, all read from the environment (see README "Configuration").
+"""Django settings, all read from the environment (docs/configuration.md lists them).
 
 With no DATABASE_URL / REDIS_URL the app uses the embedded servers under var/
 (memoryapp/local/embedded.py); with them set, it uses those servers and starts none.

@@ -5,6 +5,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from sessions.models import Session
 from teams.models import ApiToken, Membership, Project, Role, Team, hash_token
@@ -74,6 +75,69 @@ def test_create_api_token_prints_the_token_alone_on_the_last_line():
     )
     assert Project.objects.filter(slug="web-app").count() == 1
     assert ApiToken.objects.filter(project=token.project).count() == 2
+
+
+def make_token(*args) -> tuple[str, str]:
+    """Run create_api_token; its token (the last line of stdout) and what it said on stderr."""
+    out, err = StringIO(), StringIO()
+    call_command("create_api_token", *args, stdout=out, stderr=err)
+    return out.getvalue().strip().splitlines()[-1], err.getvalue()
+
+
+def test_create_api_token_makes_the_first_admin_owner_of_a_new_team_so_the_ui_shows_it():
+    """The README's first steps: an admin from `make run`, a token for a new team, a session
+    captured with it, and the admin's browser lists that session."""
+    admin = get_user_model().objects.create_superuser("admin", password="pw-for-the-test-1")
+    raw, said = make_token("--team", "acme", "--project", "web")
+    assert Membership.objects.get(team__slug="acme", user=admin).role == Role.OWNER
+    assert "Added 'admin' to team acme as its owner" in said
+    agent = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    captured = agent.post(
+        "/api/v1/sessions",
+        {
+            "agent_name": "claude",
+            "title": "Pick a database",
+            "messages": [{"role": "user", "content": "PostgreSQL or MongoDB for billing?"}],
+        },
+        content_type="application/json",
+    )
+    assert captured.status_code == 201
+    person = Client()
+    person.force_login(admin)
+    listed = person.get("/sessions")
+    assert listed.status_code == 200
+    assert "Pick a database" in listed.content.decode()
+
+
+def test_create_api_token_leaves_a_team_that_has_members_as_it_is(team, owner):
+    get_user_model().objects.create_superuser("admin", password="pw-for-the-test-1")
+    _, said = make_token("--team", team.slug, "--project", "web")
+    assert list(Membership.objects.filter(team=team).values_list("user", flat=True)) == [owner.pk]
+    assert "Added" not in said
+
+
+def test_create_api_token_adds_the_owner_it_is_given(team, owner):
+    named = get_user_model().objects.create_user("bob", password="pw-for-the-test-1")
+    make_token("--team", team.slug, "--project", "web", "--owner", "bob")
+    assert Membership.objects.get(team=team, user=named).role == Role.OWNER
+    # Someone already in the team keeps their role.
+    teammate = MembershipFactory(team=team, role=Role.VIEWER).user
+    make_token("--team", team.slug, "--project", "web", "--owner", teammate.username)
+    assert Membership.objects.get(team=team, user=teammate).role == Role.VIEWER
+
+
+def test_create_api_token_refuses_an_unknown_owner_and_creates_nothing():
+    with pytest.raises(CommandError, match="No user named 'nobody'"):
+        make_token("--team", "acme", "--project", "web", "--owner", "nobody")
+    assert not Team.objects.filter(slug="acme").exists()
+    assert not ApiToken.objects.exists()
+
+
+def test_create_api_token_says_how_to_add_people_when_there_is_no_admin_yet():
+    raw, said = make_token("--team", "acme", "--project", "web")
+    assert ApiToken.objects.get(token_hash=hash_token(raw)).project.team.slug == "acme"
+    assert not Membership.objects.filter(team__slug="acme").exists()
+    assert "has no members" in said and "/admin/" in said
 
 
 def test_create_api_token_refuses_an_empty_slug():

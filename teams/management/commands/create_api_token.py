@@ -1,31 +1,76 @@
-"""Print a new API token for a project; creates the team and project when missing."""
+"""Print a new API token for a project; creates the team and project when missing.
 
+A team nobody belongs to is invisible in the browser UI, so a team this command leaves
+without members gets an owner: the person named with ``--owner``, else the first admin
+user (the one `make run` creates).
+"""
+
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
-from teams.models import ApiToken
+from teams.models import ApiToken, Membership, Role
 from teams.services import ensure_team_and_project
 
 
 class Command(BaseCommand):
     help = (
         "Create an API token for agents of TEAM/PROJECT (both made if missing). The token is "
-        "printed once, alone on the last line, so scripts can take it with `tail -n1`."
+        "printed once, alone on the last line, so scripts can take it with `tail -n1`. A team "
+        "with nobody in it gets an owner (--owner, else the first admin user), so its sessions "
+        "show in the browser UI."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--team", required=True, help="team slug (created if missing)")
         parser.add_argument("--project", required=True, help="project slug (created if missing)")
         parser.add_argument("--name", default="", help="a label to recognise the token by")
+        parser.add_argument(
+            "--owner",
+            default=None,
+            help="username to add to the team as its owner (default: when the team has no "
+            "members yet, the first admin user)",
+        )
 
-    def handle(self, *args, team, project, name, **options):
+    @transaction.atomic
+    def handle(self, *args, team, project, name, owner, **options):
         try:
-            _, project_obj, created = ensure_team_and_project(team, project)
+            team_obj, project_obj, created = ensure_team_and_project(team, project)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        token, raw = ApiToken.issue(project_obj, name=name)
         if created:
             self.stderr.write(f"Created {project_obj}.")
+        self.give_an_owner(team_obj, owner)
+        token, raw = ApiToken.issue(project_obj, name=name)
         self.stderr.write(
-            f"Token {token.prefix}… for {project_obj}: store it now, it is not shown again."
+            f"Token {token.prefix}… for {project_obj}: store it now, it is not shown again.\n"
+            "Agents send it as `Authorization: Bearer <token>`; the `memoryapp` command and "
+            "memoryapp_client read it from MEMORYAPP_TOKEN."
         )
         self.stdout.write(raw)
+
+    def give_an_owner(self, team, username: str | None) -> None:
+        """Add ``username`` (or, to a team without members, the first admin) as owner."""
+        User = get_user_model()
+        if username is not None:
+            person = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+            if person is None:
+                raise CommandError(f"No user named '{username}'.")
+        elif Membership.objects.filter(team=team).exists():
+            return
+        else:
+            person = User.objects.filter(is_superuser=True, is_active=True).order_by("pk").first()
+            if person is None:
+                self.stderr.write(
+                    f"Team {team.slug} has no members: add people to it in the admin "
+                    "(/admin/, Teams) so they can see its sessions in the browser UI."
+                )
+                return
+        _, added = Membership.objects.get_or_create(
+            team=team, user=person, defaults={"role": Role.OWNER}
+        )
+        if added:
+            self.stderr.write(
+                f"Added '{person.get_username()}' to team {team.slug} as its owner: signed in "
+                "as them, the browser UI shows its sessions."
+            )
