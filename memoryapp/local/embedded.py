@@ -18,6 +18,7 @@ Command line (``python -m memoryapp.local.embedded --help``)::
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import os
 import re
@@ -250,8 +251,10 @@ def stop_postgres() -> None:
         return
     server = get_server(pg_datadir(), cleanup_mode=None)
     server.stop()
-    # Forget the handle: get_server would hand back this stopped one to a later start.
+    # Forget the handle: get_server would hand back this stopped one to a later start. Its
+    # exit hook would then look for it in that cache (a KeyError traceback at exit).
     type(server)._instances.pop(server.pgdata, None)
+    atexit.unregister(server._cleanup)
 
 
 # ---------------------------------------------------------------------------------------

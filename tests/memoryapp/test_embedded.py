@@ -135,3 +135,23 @@ def test_a_users_file_of_the_first_shape_is_read(var):
     (var / "embedded-users").write_text(f"[{os.getppid()}, 999999999]")
     with embedded._users() as users:
         assert users == {"pids": [os.getppid()], "owned": []}
+
+
+@pytest.mark.slow
+def test_start_then_stop_exits_quietly(var):
+    """A stop used to end with pgserver's exit hook failing ("Exception ignored in atexit …
+    KeyError"): harmless, but it reads as a crash to whoever pressed Ctrl-C."""
+    env = dict(os.environ, MEMORYAPP_VAR_DIR=str(var))
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    for command in ("start", "stop"):
+        done = subprocess.run(
+            [sys.executable, "-m", "memoryapp.local.embedded", command],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
