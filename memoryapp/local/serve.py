@@ -192,6 +192,10 @@ def wait_healthy(url: str, stopping: threading.Event, timeout: float) -> bool:
 def announce_when_healthy(url: str, stopping: threading.Event) -> None:
     if wait_healthy(f"{url}/healthz", stopping, timeout=120):
         say(f"memoryapp is up at {url}/  (API docs: {url}/api/docs/, admin: {url}/admin/)")
+        say(
+            "an API token for your agents: .venv/bin/python manage.py create_api_token "
+            "--team TEAM --project PROJECT  (README: your first session)"
+        )
         say("press Ctrl-C to stop")
     elif not stopping.is_set():
         say(f"not healthy yet; see {url}/healthz")
