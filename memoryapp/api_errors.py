@@ -2,9 +2,10 @@
 
 One mapping, whatever raised the error:
 
-- inside a DRF view, DRF's own exceptions (validation, authentication, permission, 404, …)
-  become JSON through DRF's handler (``exception_handler``, REST_FRAMEWORK's
-  EXCEPTION_HANDLER); anything else it does not know it re-raises, to Django;
+- inside a DRF view, the domain's errors (``domain_error_response``: a capture refused, an
+  unreadable upload, a session not in the state an action needs) and DRF's own exceptions
+  (validation, authentication, permission, 404, …) become JSON through ``exception_handler``
+  (REST_FRAMEWORK's EXCEPTION_HANDLER); anything else DRF re-raises, to Django;
 - everything else — URL resolution, middleware, authentication, a plain Django view, and what
   DRF re-raised — reaches Django's ``handler400``/``403``/``404``/``500`` (set in
   ``memoryapp/urls.py`` to the functions below), which answer JSON under ``JSON_PATHS`` and
@@ -41,7 +42,13 @@ from django.views import defaults
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from rest_framework import status
+from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.service import CaptureError
+from sessions.forget.lifecycle import LifecycleConflict
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +73,27 @@ UNAVAILABLE_MESSAGES = {
 
 
 def exception_handler(exc, context):
-    """DRF's handler. What it returns None for (an unexpected exception, the database down)
-    DRF re-raises, and Django hands it to ``server_error`` below: one mapping for both."""
-    return drf_exception_handler(exc, context)
+    """DRF's handler, after the domain's errors. What it returns None for (an unexpected
+    exception, the database down) DRF re-raises, and Django hands it to ``server_error``
+    below: one mapping for both."""
+    response = domain_error_response(exc)
+    return response if response is not None else drf_exception_handler(exc, context)
+
+
+def domain_error_response(exc: BaseException) -> Response | None:
+    """The answer to an error the domain raises when a request cannot be done as asked,
+    or None for any other exception. The status is the error's own where it has one."""
+    if isinstance(exc, ImportFormatError):
+        return Response(exc.as_dict(), status=exc.status)  # with the line and field
+    if isinstance(exc, CaptureError):
+        body = {"detail": str(exc)}
+        for name in ("session_bytes", "quota_bytes"):  # what a quota refusal measured
+            if hasattr(exc, name):
+                body[name] = getattr(exc, name)
+        return Response(body, status=exc.status)
+    if isinstance(exc, LifecycleConflict):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    return None
 
 
 def wants_json(request) -> bool:

@@ -236,6 +236,8 @@ SPECTACULAR_SETTINGS = {
     # offline and under a Content-Security-Policy of 'self'.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Entity types appear as `type` (entity list) and `entity_type` (filters): one enum.
+    "ENUM_NAME_OVERRIDES": {"EntityTypeEnum": "sessions.models.EntityType"},
 }
 
 # --- Request size ---------------------------------------------------------------------

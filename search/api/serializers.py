@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from search.context import DEFAULT_MAX_TOKENS
 from search.filters import Filters
 from search.service import MAX_LIMIT, MODES
-from sessions.api.serializers import StorableDateTimeField
+from sessions.api.serializers import MessageSerializer, StorableDateTimeField
 from sessions.models import EntityType, Lifecycle, Role, SessionStatus, SourceFormat
 
 MAX_QUERY_CHARS = 2000
+MAX_ENTITIES = 500
 DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
+# What the context's token counts are counted with (sessions.embedding.tokens).
+TOKENIZER = "all-MiniLM-L6-v2 WordPiece"
 
 
 class FilterParamsSerializer(serializers.Serializer):
-    """Filters shared by search, context and the entity list (seed 000 ``query_sessions``,
-    seed 003 ``search``)."""
+    """Filters shared by search, context and the entity list: each narrows the sessions
+    looked in."""
 
     project = serializers.CharField(required=False, help_text="'team/project' or id")
     agent = serializers.CharField(required=False, max_length=64)
@@ -79,7 +83,8 @@ class SearchParamsSerializer(FilterParamsSerializer):
     )
     mmr = serializers.BooleanField(default=False, help_text="diversify near-duplicate hits")
     recency = serializers.BooleanField(
-        default=False, help_text="favour recently used and recent sessions (seed 001 decay)"
+        default=False,
+        help_text="favour recent sessions and those recently used, fading with their age",
     )
 
     def validate(self, attrs):
@@ -139,3 +144,117 @@ class SessionHitSerializer(serializers.Serializer):
     session = SessionBriefSerializer()
     relevance = serializers.FloatField()
     hits = HitSerializer(many=True)
+
+
+class ContextParamsSerializer(FilterParamsSerializer):
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
+    current_agent = serializers.CharField(
+        required=False, max_length=64, help_text="only sessions of this agent"
+    )
+    current_workflow = serializers.CharField(required=False, max_length=100)
+    max_sessions = serializers.IntegerField(default=3, min_value=1, max_value=20)
+    min_relevance = serializers.FloatField(default=0.3, min_value=0.0, max_value=1.0)
+    max_tokens = serializers.IntegerField(
+        default=DEFAULT_MAX_TOKENS, min_value=50, max_value=100_000
+    )
+
+    def filters(self) -> Filters:
+        filters = super().filters()
+        data = self.validated_data
+        changes = {}
+        if data.get("current_agent"):
+            changes["agent"] = data["current_agent"]
+        if data.get("current_workflow"):
+            changes["workflow"] = data["current_workflow"]
+        return Filters(**{**filters.__dict__, **changes})
+
+
+class EntityParamsSerializer(FilterParamsSerializer):
+    type = serializers.ChoiceField(choices=EntityType.choices, required=False)
+    q = serializers.CharField(required=False, max_length=200, help_text="part of the value")
+    limit = serializers.IntegerField(default=50, min_value=1, max_value=MAX_ENTITIES)
+
+
+# --- answers ------------------------------------------------------------------------------
+
+
+class RoundedFloatField(serializers.FloatField):
+    """A float rounded to ``places`` decimals: scores and timings carry no false precision."""
+
+    def __init__(self, places: int, **kwargs):
+        super().__init__(**kwargs)
+        self.places = places
+
+    def to_representation(self, value) -> float:
+        return round(float(value), self.places)
+
+
+class SearchResultsSerializer(serializers.Serializer):
+    query = serializers.CharField()
+    mode = serializers.CharField(help_text="the search mode, or 'entity' without a query")
+    took_ms = RoundedFloatField(1, required=False, help_text="absent in entity mode")
+    vector_path = serializers.CharField(
+        required=False,
+        help_text="how the vector side ran: exact, team-hnsw, quantized, hnsw or none",
+    )
+    results = HitSerializer(many=True)
+    sessions = SessionHitSerializer(many=True, required=False)
+
+
+class ContextBlockSerializer(serializers.Serializer):
+    """One session's part of the context."""
+
+    session = SessionBriefSerializer()
+    relevance = RoundedFloatField(4)
+    level = serializers.CharField(
+        help_text="how much of it is shown: full, key (its key messages), summary or line"
+    )
+    tokens = serializers.IntegerField()
+    messages = serializers.ListField(
+        child=serializers.IntegerField(),
+        source="message_seqs",
+        help_text="the seq of each message shown",
+    )
+
+
+class ContextSerializer(serializers.Serializer):
+    markdown = serializers.CharField()
+    tokens = serializers.IntegerField()
+    max_tokens = serializers.IntegerField()
+    tokenizer = serializers.SerializerMethodField()
+    sessions = ContextBlockSerializer(many=True, source="blocks")
+
+    def get_tokenizer(self, context) -> str:
+        return TOKENIZER
+
+
+class SimilarSessionSerializer(serializers.Serializer):
+    session = SessionBriefSerializer()
+    similarity = RoundedFloatField(4, help_text="cosine similarity of the session vectors")
+
+
+class SimilarSessionsSerializer(serializers.Serializer):
+    session = serializers.CharField(help_text="the session's id")
+    similar = SimilarSessionSerializer(many=True)
+
+
+class ResumeSerializer(serializers.Serializer):
+    session = SessionBriefSerializer()
+    markdown = serializers.CharField()
+    tokens = serializers.IntegerField()
+    messages = MessageSerializer(many=True)
+
+
+class EntityCountSerializer(serializers.Serializer):
+    """An entity and how widespread it is among the caller's sessions."""
+
+    type = serializers.ChoiceField(choices=EntityType.choices)
+    normalized = serializers.CharField()
+    value = serializers.CharField(help_text="one spelling of it as written")
+    sessions = serializers.IntegerField(help_text="how many sessions touched it")
+    mentions = serializers.IntegerField(help_text="how often, in all")
+    last_seen = serializers.DateTimeField(help_text="the latest start of those sessions")
+
+
+class EntitiesSerializer(serializers.Serializer):
+    entities = EntityCountSerializer(many=True)

@@ -1,34 +1,38 @@
-"""The search and context API: /search, /context, /entities, /sessions/{id}/similar,
-/sessions/{id}/resume. Scope is always the caller's: another team's session is a 404."""
+"""The search and context API: /search, /context, /entities, and the search side of one
+session (/sessions/{id}/similar, /sessions/{id}/resume, routed on the sessions viewset).
+Scope is always the caller's: another team's session is a 404."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from django.db.models import Count, Max, Sum
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import exceptions, serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions
+from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from search.api.serializers import (
-    MAX_QUERY_CHARS,
+    ContextParamsSerializer,
+    ContextSerializer,
+    EntitiesSerializer,
+    EntityParamsSerializer,
     FilterParamsSerializer,
-    HitSerializer,
+    ResumeSerializer,
     SearchParamsSerializer,
-    SessionBriefSerializer,
-    SessionHitSerializer,
+    SearchResultsSerializer,
+    SimilarSessionsSerializer,
 )
-from search.context import DEFAULT_MAX_TOKENS, build_context, resume
-from search.filters import Filters, Scope
+from search.context import build_context
+from search.context import resume as resume_session
+from search.filters import Scope
 from search.service import SearchRequest, search, sessions_with_entity
 from search.similar import similar_sessions
-from sessions.api.serializers import MessageSerializer
-from sessions.models import Entity, EntityType, Session
+from sessions.entity_stats import entity_counts
+from sessions.models import Entity, Session
 from teams.models import Role
 from teams.viewsets import ScopedAPIView
 
 MAX_SIMILAR = 50
-MAX_ENTITIES = 500
 MAX_RESUME_MESSAGES = 500
 
 
@@ -79,28 +83,12 @@ SEARCH_DESCRIPTION = (
 )
 
 
-SEARCH_RESULTS = inline_serializer(
-    "SearchResults",
-    {
-        "query": serializers.CharField(),
-        "mode": serializers.CharField(help_text="the search mode, or 'entity' without a query"),
-        "took_ms": serializers.FloatField(required=False, help_text="absent in entity mode"),
-        "vector_path": serializers.CharField(
-            required=False,
-            help_text="how the vector side ran: exact, team-hnsw, quantized, hnsw or none",
-        ),
-        "results": HitSerializer(many=True),
-        "sessions": SessionHitSerializer(many=True, required=False),
-    },
-)
-
-
 class SearchView(FilteredView):
     params_class = SearchParamsSerializer
 
     @extend_schema(
         parameters=[SearchParamsSerializer],
-        responses=SEARCH_RESULTS,
+        responses=SearchResultsSerializer,
         description=SEARCH_DESCRIPTION,
     )
     def get(self, request):
@@ -108,7 +96,7 @@ class SearchView(FilteredView):
 
     @extend_schema(
         request={"application/json": SearchParamsSerializer},
-        responses=SEARCH_RESULTS,
+        responses=SearchResultsSerializer,
         description=SEARCH_DESCRIPTION,
     )
     def post(self, request):
@@ -121,21 +109,8 @@ class SearchView(FilteredView):
         filters = params.filters()
         if not options["q"]:
             found = sessions_with_entity(scope, filters, options["limit"])
-            return Response(
-                {
-                    "query": "",
-                    "mode": "entity",
-                    "sessions": [
-                        {
-                            "session": SessionBriefSerializer(s.session).data,
-                            "relevance": 1.0,
-                            "hits": [],
-                        }
-                        for s in found
-                    ],
-                    "results": [],
-                }
-            )
+            body = {"query": "", "mode": "entity", "sessions": found, "results": []}
+            return Response(SearchResultsSerializer(body).data)
         result = search(
             scope,
             SearchRequest(
@@ -152,36 +127,13 @@ class SearchView(FilteredView):
         body = {
             "query": options["q"],
             "mode": options["mode"],
-            "took_ms": round(result.took_ms, 1),
+            "took_ms": result.took_ms,
             "vector_path": result.vector_path,
-            "results": HitSerializer(result.hits, many=True).data,
+            "results": result.hits,
         }
         if options["group"]:
-            body["sessions"] = SessionHitSerializer(result.sessions, many=True).data
-        return Response(body)
-
-
-class ContextParamsSerializer(FilterParamsSerializer):
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
-    current_agent = serializers.CharField(
-        required=False, max_length=64, help_text="only sessions of this agent (seed 000)"
-    )
-    current_workflow = serializers.CharField(required=False, max_length=100)
-    max_sessions = serializers.IntegerField(default=3, min_value=1, max_value=20)
-    min_relevance = serializers.FloatField(default=0.3, min_value=0.0, max_value=1.0)
-    max_tokens = serializers.IntegerField(
-        default=DEFAULT_MAX_TOKENS, min_value=50, max_value=100_000
-    )
-
-    def filters(self) -> Filters:
-        filters = super().filters()
-        data = self.validated_data
-        changes = {}
-        if data.get("current_agent"):
-            changes["agent"] = data["current_agent"]
-        if data.get("current_workflow"):
-            changes["workflow"] = data["current_workflow"]
-        return Filters(**{**filters.__dict__, **changes})
+            body["sessions"] = result.sessions
+        return Response(SearchResultsSerializer(body).data)
 
 
 class ContextView(FilteredView):
@@ -189,20 +141,12 @@ class ContextView(FilteredView):
 
     @extend_schema(
         request={"application/json": ContextParamsSerializer},
-        responses=inline_serializer(
-            "Context",
-            {
-                "markdown": serializers.CharField(),
-                "tokens": serializers.IntegerField(),
-                "max_tokens": serializers.IntegerField(),
-                "tokenizer": serializers.CharField(),
-                "sessions": serializers.ListField(child=serializers.DictField()),
-            },
-        ),
-        description="Seed 000 get_relevant_context: seed 000's Markdown ('## Relevant Past "
-        "Discussions', one '### Session: <date> - <Agent> (<Persona>) - <workflow>' block per "
-        "session with 'Relevance: NN%'), empty when nothing reaches min_relevance, within "
-        "max_tokens (seed 003 compression levels: full, key messages, summary, one line).",
+        responses=ContextSerializer,
+        description="Past sessions relevant to a query, as Markdown to put in an agent's "
+        "prompt: '## Relevant Past Discussions', then one '### Session: <date> - <Agent> "
+        "(<Persona>) - <workflow>' block per session with 'Relevance: NN%'; empty when "
+        "nothing reaches min_relevance. It fits within max_tokens by showing less of the "
+        "less relevant sessions: all of it, its key messages, its summary, or one line.",
     )
     def post(self, request):
         params = self.read_params(request.data)
@@ -215,34 +159,7 @@ class ContextView(FilteredView):
             min_relevance=data["min_relevance"],
             max_tokens=data["max_tokens"],
         )
-        return Response(
-            {
-                "markdown": context.markdown,
-                "tokens": context.tokens,
-                "max_tokens": context.max_tokens,
-                "tokenizer": "all-MiniLM-L6-v2 WordPiece",
-                "sessions": [
-                    {
-                        "session": SessionBriefSerializer(b.session).data,
-                        "relevance": round(b.relevance, 4),
-                        "level": b.level,
-                        "tokens": b.tokens,
-                        "messages": b.message_seqs,
-                    }
-                    for b in context.blocks
-                ],
-            }
-        )
-
-
-class SessionDetailView(ScopedAPIView):
-    base_queryset = Session.objects.alive().select_related("project", "project__team")
-
-    def get_session(self, public_id: str) -> Session:
-        session = self.get_queryset().filter(public_id=public_id).first()
-        if session is None:
-            raise exceptions.NotFound("No such session.")
-        return session
+        return Response(ContextSerializer(context).data)
 
 
 def _limit(request, name: str, default: int, maximum: int) -> int:
@@ -256,40 +173,39 @@ def _limit(request, name: str, default: int, maximum: int) -> int:
     return value
 
 
-class SimilarSessionsView(SessionDetailView):
+class SessionSearchActions:
+    """/sessions/{id}/similar and /sessions/{id}/resume, as actions of the sessions viewset
+    (which mixes this in), so every /sessions route is routed in one place. Only live
+    sessions: one in the trash is a 404, as another team's is."""
+
+    def live_session(self, public_id: str) -> Session:
+        session = self.get_queryset().alive().filter(public_id=public_id).first()
+        if session is None:
+            raise exceptions.NotFound("No such session.")
+        return session
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
                 "limit", {"type": "integer", "minimum": 1, "maximum": MAX_SIMILAR}, default=5
             )
         ],
-        responses=inline_serializer(
-            "SimilarSessions",
-            {
-                "session": serializers.CharField(),
-                "similar": serializers.ListField(child=serializers.DictField()),
-            },
-        ),
-        description="Seed 003 find_similar: sessions of the same scope nearest to this one "
-        "(cosine of the session vectors: the summary's embedding, or the mean of the "
-        "session's chunk vectors while it has no summary yet).",
+        responses=SimilarSessionsSerializer,
+        description="Sessions of the same scope nearest to this one (cosine of the session "
+        "vectors: the summary's embedding, or the mean of the session's chunk vectors while "
+        "it has no summary yet).",
     )
-    def get(self, request, id):
-        session = self.get_session(id)
+    @action(detail=True, methods=["get"])
+    def similar(self, request, id=None):
+        session = self.live_session(id)
         limit = _limit(request, "limit", 5, MAX_SIMILAR)
         found = similar_sessions(session, Scope.for_access(self.access), limit)
-        return Response(
-            {
-                "session": session.public_id,
-                "similar": [
-                    {"session": SessionBriefSerializer(s).data, "similarity": round(sim, 4)}
-                    for s, sim in found
-                ],
-            }
-        )
+        body = {
+            "session": session.public_id,
+            "similar": [{"session": s, "similarity": similarity} for s, similarity in found],
+        }
+        return Response(SimilarSessionsSerializer(body).data)
 
-
-class ResumeView(SessionDetailView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
@@ -298,36 +214,15 @@ class ResumeView(SessionDetailView):
                 default=20,
             )
         ],
-        responses=inline_serializer(
-            "Resume",
-            {
-                "session": SessionBriefSerializer(),
-                "markdown": serializers.CharField(),
-                "tokens": serializers.IntegerField(),
-                "messages": MessageSerializer(many=True),
-            },
-        ),
-        description="Seed 003 load_context_for_session: the session's summary and topics plus "
-        "its last N messages, as Markdown and as data, to resume the work.",
+        responses=ResumeSerializer,
+        description="What it takes to pick the session's work up again: its summary and "
+        "topics plus its last N messages, as Markdown and as data.",
     )
-    def get(self, request, id):
-        session = self.get_session(id)
+    @action(detail=True, methods=["get"])
+    def resume(self, request, id=None):
+        session = self.live_session(id)
         last_n = _limit(request, "lastn", 20, MAX_RESUME_MESSAGES)
-        result = resume(session, last_n)
-        return Response(
-            {
-                "session": SessionBriefSerializer(session).data,
-                "markdown": result.markdown,
-                "tokens": result.tokens,
-                "messages": MessageSerializer(result.messages, many=True).data,
-            }
-        )
-
-
-class EntityParamsSerializer(FilterParamsSerializer):
-    type = serializers.ChoiceField(choices=EntityType.choices, required=False)
-    q = serializers.CharField(required=False, max_length=200, help_text="part of the value")
-    limit = serializers.IntegerField(default=50, min_value=1, max_value=MAX_ENTITIES)
+        return Response(ResumeSerializer(resume_session(session, last_n)).data)
 
 
 class EntitiesView(FilteredView):
@@ -335,9 +230,7 @@ class EntitiesView(FilteredView):
 
     @extend_schema(
         parameters=[EntityParamsSerializer],
-        responses=inline_serializer(
-            "Entities", {"entities": serializers.ListField(child=serializers.DictField())}
-        ),
+        responses=EntitiesSerializer,
         description="Entities (files, functions, classes, errors, commands, URLs, packages) "
         "the caller's sessions touched, most widespread first, each with the number of "
         "sessions and mentions. Search by entity with /search?entity=…&entity_type=….",
@@ -354,14 +247,5 @@ class EntitiesView(FilteredView):
             entities = entities.filter(type=data["type"])
         if data.get("q"):
             entities = entities.filter(normalized__contains=data["q"].strip().lower())
-        rows = (
-            entities.values("type", "normalized")
-            .annotate(
-                value=Max("value"),
-                sessions=Count("session", distinct=True),
-                mentions=Sum("count"),
-                last_seen=Max("session__started_at"),
-            )
-            .order_by("-sessions", "-mentions", "type", "normalized")[: data["limit"]]
-        )
-        return Response({"entities": list(rows)})
+        rows = entity_counts(entities, data["limit"])
+        return Response(EntitiesSerializer({"entities": rows}).data)

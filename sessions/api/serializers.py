@@ -226,7 +226,8 @@ class SessionCaptureSerializer(StorableFieldsMixin, serializers.Serializer):
     messages = MessageInSerializer(many=True, required=False)
     conversation = TranscriptTextField(
         required=False,
-        help_text='The raw log instead of messages: "User: ...\\nAssistant: ..." (seed 000).',
+        help_text='The raw log instead of messages: "User: ...\\nAssistant: ..."; a line '
+        'starting with "User:", "Assistant:", "System:" or "Tool:" opens a message.',
     )
 
     def validate_topics(self, value):
@@ -365,14 +366,23 @@ class SessionPatchSerializer(StorableFieldsMixin, serializers.Serializer):
         return session
 
 
+class LengthField(serializers.IntegerField):
+    """How many items a list attribute holds."""
+
+    def to_representation(self, value) -> int:
+        return len(value)
+
+
 class ImportedSessionSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    external_id = serializers.CharField()
-    title = serializers.CharField()
+    """One session the upload created or extended."""
+
+    id = serializers.CharField(source="session.public_id")
+    external_id = serializers.CharField(source="session.external_id")
+    title = serializers.CharField(source="session.title")
     created = serializers.BooleanField()
-    messages_added = serializers.IntegerField()
-    duplicates_skipped = serializers.IntegerField()
-    message_count = serializers.IntegerField()
+    messages_added = LengthField(source="added")
+    duplicates_skipped = serializers.IntegerField(source="duplicates")
+    message_count = serializers.IntegerField(source="session.message_count")
 
 
 class ImportResultSerializer(serializers.Serializer):

@@ -1,8 +1,10 @@
-"""The sessions REST API: capture, append, events, import, read, export, delete, restore."""
+"""The sessions REST API: capture, append, events, import, read, export, delete, restore.
+
+The views raise the domain's errors (a capture refused, an unreadable file, a session not in
+the state an action needs); ``memoryapp.api_errors`` answers them, in one place."""
 
 from __future__ import annotations
 
-from django.http import StreamingHttpResponse
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -20,6 +22,7 @@ from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from memoryapp.openapi import error
+from search.api.views import SessionSearchActions
 from sessions.api.filters import SessionFilter
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
@@ -35,13 +38,12 @@ from sessions.api.serializers import (
     unzip_limits,
 )
 from sessions.capture.importers import FORMATS, parse
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.service import CaptureError, capture_session, capture_sessions
 from sessions.capture.service import append_messages as append_to_session
+from sessions.capture.service import capture_session, capture_sessions
 from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
-from sessions.forget.export import iter_export
-from sessions.forget.lifecycle import LifecycleConflict, purge, restore, soft_delete
+from sessions.forget.export import UnknownExportFormat, export_response
+from sessions.forget.lifecycle import purge, restore, soft_delete
 from sessions.models import Message, Session
 from teams.models import Role
 from teams.viewsets import ScopedAPIView, ScopedViewSet
@@ -73,38 +75,25 @@ def query_flag(request, name: str) -> bool:
         raise exceptions.ValidationError({name: f"must be true or false, not {raw!r}"}) from None
 
 
-def capture_error_response(exc: CaptureError) -> Response:
-    body = {"detail": str(exc)}
-    for name in ("session_bytes", "quota_bytes"):
-        if hasattr(exc, name):
-            body[name] = getattr(exc, name)
-    return Response(body, status=exc.status)
+def capture_file(project, data: bytes, **how) -> tuple[list, list]:
+    """Read an uploaded transcript (``how``: the importers' ``parse`` options) and capture
+    its sessions; what the importer read is held to the columns' lengths first."""
+    parsed = parse(data, **how)
+    check_parsed_lengths(parsed)
+    return parsed, capture_sessions(project, parsed)
 
 
-def import_error_response(exc: ImportFormatError) -> Response:
-    return Response(exc.as_dict(), status=exc.status)
-
-
-def import_results_body(fmt: str, results) -> dict:
-    return {
-        "format": fmt,
-        "sessions": [
-            {
-                "id": r.session.public_id,
-                "external_id": r.session.external_id,
-                "title": r.session.title,
-                "created": r.created,
-                "messages_added": len(r.added),
-                "duplicates_skipped": r.duplicates,
-                "message_count": r.session.message_count,
-            }
-            for r in results
-        ],
-    }
+def imported(fmt: str, results) -> Response:
+    return Response(
+        ImportResultSerializer({"format": fmt, "sessions": results}).data,
+        status=status.HTTP_201_CREATED,
+    )
 
 
 @extend_schema_view(retrieve=extend_schema(responses=SessionSerializer))
-class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+class SessionViewSet(
+    SessionSearchActions, mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet
+):
     """Sessions of the caller's projects. ``{id}`` is the session's public id."""
 
     base_queryset = Session.objects.select_related("project", "project__team")
@@ -141,8 +130,8 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
     @extend_schema(
         request=SessionCaptureSerializer,
         responses={201: CaptureResultSerializer, 200: CaptureResultSerializer, 409: error(409)},
-        description="Capture a whole session (seed 000 save_session / capture_session_on_exit). "
-        "Answers 201 with a new session, or 200 with the existing one when its external_id "
+        description="Capture a whole session, e.g. when an agent's run ends. Answers 201 "
+        "with a new session, or 200 with the existing one when its external_id "
         "is known: then only messages it does not hold yet are appended (by client_id, or by "
         "position when messages carry none) and fields sent again are updated.",
     )
@@ -150,10 +139,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
         payload = SessionCaptureSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         project = self.resolve_project(payload.validated_data.get("project"))
-        try:
-            result = capture_session(project, payload.to_parsed())
-        except CaptureError as exc:
-            return capture_error_response(exc)
+        result = capture_session(project, payload.to_parsed())
         body = SessionSerializer(result.session).data
         body["messages_added"] = len(result.added)
         body["duplicates_skipped"] = result.duplicates
@@ -182,13 +168,10 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
         """Move to the trash (restorable for the project's trash days), or purge from it."""
         session = self.get_object()
         self.require(Role.ADMIN, session.team_id)
-        try:
-            if query_flag(request, "purge"):
-                purge(session)
-            else:
-                soft_delete(session, by=request.user, reason=request.query_params.get("reason", ""))
-        except LifecycleConflict as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        if query_flag(request, "purge"):
+            purge(session)
+        else:
+            soft_delete(session, by=request.user, reason=request.query_params.get("reason", ""))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=None, responses={200: SessionSerializer, 409: error(409)})
@@ -196,10 +179,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
     def restore(self, request, id=None):
         session = self.get_object()
         self.require(Role.ADMIN, session.team_id)
-        try:
-            restore(session)
-        except LifecycleConflict as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        restore(session)
         return Response(SessionSerializer(session).data)
 
     @extend_schema(
@@ -231,10 +211,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
             data = {"messages": [data]}  # one message, sent bare
         payload = AppendMessagesSerializer(data=data)
         payload.is_valid(raise_exception=True)
-        try:
-            result = append_to_session(session, payload.to_parsed())
-        except CaptureError as exc:
-            return capture_error_response(exc)
+        result = append_to_session(session, payload.to_parsed())
         return Response(
             {
                 "session": session.public_id,
@@ -265,20 +242,10 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
         """Download the session with all its messages as JSON, JSONL, Markdown or YAML."""
         session = self.get_object()
         self.require(Role.MEMBER, session.team_id)
-        fmt = (request.query_params.get("format") or "json").lower()  # empty: not given
-        if fmt not in EXPORT_FORMATS:
-            raise exceptions.ValidationError(
-                {"format": f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}"}
-            )
-        content_type, extension = EXPORT_FORMATS[fmt]
-        messages = Message.objects.filter(session=session, team_id=session.team_id).iterator(
-            chunk_size=1000
-        )
-        response = StreamingHttpResponse(
-            iter_export(session, messages, fmt), content_type=content_type
-        )
-        response["Content-Disposition"] = f'attachment; filename="{session.public_id}.{extension}"'
-        return response
+        try:
+            return export_response(session, request.query_params.get("format"))
+        except UnknownExportFormat as exc:
+            raise exceptions.ValidationError({"format": str(exc)}) from None
 
 
 class ImportView(ScopedAPIView):
@@ -320,21 +287,16 @@ class ImportView(ScopedAPIView):
         if not data:
             raise exceptions.ValidationError({"file": "the file is empty"})
         fmt = params.get("format") or request.POST.get("format") or None
-        try:
-            parsed = parse(data, filename=filename, format=fmt, unzip_limits=unzip_limits())
-            check_parsed_lengths(parsed)
-            results = capture_sessions(project, parsed)
-        except ImportFormatError as exc:
-            return import_error_response(exc)
-        except CaptureError as exc:
-            return capture_error_response(exc)
-        detected = parsed[0].source_format if parsed else (fmt or "")
-        return Response(import_results_body(detected, results), status=status.HTTP_201_CREATED)
+        parsed, results = capture_file(
+            project, data, filename=filename, format=fmt, unzip_limits=unzip_limits()
+        )
+        return imported(parsed[0].source_format if parsed else (fmt or ""), results)
 
 
 class EventsView(ScopedAPIView):
-    """POST /api/v1/events — NDJSON lines ``{ts, source, session_id, person_id, char_id,
-    sender, text}`` (seed 002), creating or extending sessions."""
+    """POST /api/v1/events — chat events as NDJSON, one ``{ts, source, session_id,
+    person_id, char_id, sender, text}`` object per line (a chat front end's message log);
+    each event's ``session_id`` names the session it creates or extends."""
 
     parser_classes = [NdjsonParser, RawBodyParser]
 
@@ -362,17 +324,8 @@ class EventsView(ScopedAPIView):
         project = self.resolve_project(request.query_params.get("project"))
         if not request.data:
             raise exceptions.ValidationError({"detail": "the body is empty: send NDJSON lines"})
-        try:
-            parsed = parse(request.data, format="ndjson_events")
-            check_parsed_lengths(parsed)
-            results = capture_sessions(project, parsed)
-        except ImportFormatError as exc:
-            return import_error_response(exc)
-        except CaptureError as exc:
-            return capture_error_response(exc)
-        return Response(
-            import_results_body("ndjson_events", results), status=status.HTTP_201_CREATED
-        )
+        _, results = capture_file(project, request.data, format="ndjson_events")
+        return imported("ndjson_events", results)
 
 
 class PipelineView(ScopedAPIView):

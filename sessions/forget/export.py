@@ -1,10 +1,13 @@
 """Export one session in a portable format (seed 001 §8.1: yaml, json, markdown; plus jsonl).
 
-``export_session(session, messages, fmt)`` returns ``(body, content_type, extension)``;
-``iter_export`` yields the same body as bytes chunks, one per message after the header,
-so a view can stream a 100,000-message session (``StreamingHttpResponse``) without holding
-it in memory. Both take what they are given: ``messages`` is iterated once, in order, and
-nothing is read from the database (a session's project is used only if already loaded).
+``export_response(session, fmt)`` is the download the API and the UI both answer: the
+session with all its messages, streamed, named ``<public id>.<extension>``.
+
+Under it, ``export_session(session, messages, fmt)`` returns ``(body, content_type,
+extension)``; ``iter_export`` yields the same body as bytes chunks, one per message after
+the header, so a 100,000-message session streams without being held in memory. Both take
+what they are given: ``messages`` is iterated once, in order, and nothing is read from the
+database (a session's project is used only if already loaded).
 
 Formats (the extension has no leading dot):
 
@@ -31,6 +34,9 @@ from decimal import Decimal
 from typing import Any
 
 import yaml
+from django.http import StreamingHttpResponse
+
+from sessions.models import Message
 
 FORMATS: dict[str, tuple[str, str]] = {
     "json": ("application/json", "json"),
@@ -345,6 +351,33 @@ def iter_export(session: Any, messages: Iterable[Any], fmt: str) -> Iterator[byt
     return _WRITERS[fmt](session, messages)
 
 
+class UnknownExportFormat(ValueError):
+    """A download asked for a format there is no writer for."""
+
+    def __init__(self, fmt: str):
+        super().__init__(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+        self.format = fmt
+
+
+def export_response(session: Any, fmt: str | None) -> StreamingHttpResponse:
+    """The download of ``session`` and all its messages in ``fmt`` (any case; json when
+    empty or None), streamed one message at a time. UnknownExportFormat for a format
+    not in ``FORMATS``."""
+    fmt = (fmt or "json").lower()
+    if fmt not in FORMATS:
+        raise UnknownExportFormat(fmt)
+    content_type, extension = FORMATS[fmt]
+    messages = (
+        Message.objects.filter(session=session, team_id=session.team_id)
+        .defer("search_vector", "context_vector")  # large, and not exported
+        .order_by("seq")
+        .iterator(chunk_size=1000)
+    )
+    response = StreamingHttpResponse(iter_export(session, messages, fmt), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{session.public_id}.{extension}"'
+    return response
+
+
 def export_session(session: Any, messages: Iterable[Any], fmt: str) -> tuple[bytes, str, str]:
     """``(body, content_type, extension)`` of one session in ``fmt``.
 
@@ -356,7 +389,9 @@ def export_session(session: Any, messages: Iterable[Any], fmt: str) -> tuple[byt
 
 __all__ = [
     "FORMATS",
+    "UnknownExportFormat",
     "content_type_and_extension",
+    "export_response",
     "export_session",
     "iter_export",
     "message_data",

@@ -244,3 +244,27 @@ def test_statement_errors_are_not_mistaken_for_an_outage():
     assert unavailable_service(ValueError("x")) is None
     assert unavailable_service(psycopg.errors.AdminShutdown("terminating")) == "database"
     assert unavailable_service(psycopg.OperationalError("connection failed")) == "database"
+
+
+# --- the domain's errors, answered in one place -----------------------------------------
+
+
+def test_domain_errors_map_to_their_answers_and_nothing_else_does():
+    from memoryapp.api_errors import domain_error_response
+    from sessions.capture.importers.base import ImportFormatError
+    from sessions.capture.service import CaptureError, QuotaExceeded
+    from sessions.forget.lifecycle import LifecycleConflict
+
+    trashed = domain_error_response(CaptureError("in the trash", status=409))
+    assert (trashed.status_code, trashed.data) == (409, {"detail": "in the trash"})
+    quota = domain_error_response(
+        QuotaExceeded(session_bytes=20, quota_bytes=10, project="t/p", label="s")
+    )
+    assert quota.status_code == 413
+    assert (quota.data["session_bytes"], quota.data["quota_bytes"]) == (20, 10)
+    unreadable = domain_error_response(ImportFormatError("bad JSON", line=3, field="ts"))
+    assert unreadable.status_code == 400
+    assert unreadable.data == {"detail": "line 3, field 'ts': bad JSON", "line": 3, "field": "ts"}
+    conflict = domain_error_response(LifecycleConflict("not in the trash"))
+    assert (conflict.status_code, conflict.data) == (409, {"detail": "not in the trash"})
+    assert domain_error_response(ValueError("a bug")) is None

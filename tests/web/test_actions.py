@@ -133,3 +133,19 @@ def test_token_for_another_teams_project_is_refused(admin_client, other_team_ses
     assert response.status_code == 200
     assert response.context["form"].errors["project"]
     assert not ApiToken.objects.exists()
+
+
+def test_a_conflict_is_a_message_on_the_trash_page(admin_client, team_session, monkeypatch):
+    """Someone else restored (or purged) the session between the page and the click."""
+    from sessions.forget.lifecycle import LifecycleConflict, soft_delete
+
+    soft_delete(team_session)
+
+    def restored_meanwhile(session):
+        raise LifecycleConflict(f"session {session.public_id} is not in the trash")
+
+    monkeypatch.setattr("web.views.trash.purge", restored_meanwhile)
+    response = admin_client.post(url("purge", team_session))
+    assert response.status_code == 302 and response["Location"] == "/trash"
+    page = admin_client.get("/trash")
+    assert f"session {team_session.public_id} is not in the trash".encode() in page.content

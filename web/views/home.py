@@ -13,7 +13,7 @@ from datetime import datetime, time, timedelta
 
 from django.contrib import messages
 from django.db import transaction
-from django.db.models import Count, Min, Q, Sum
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncDate
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from sessions.enrich import pipeline
+from sessions.entity_stats import entity_counts
 from sessions.models import Entity, Message, Session
 from sessions.tasks import poke_enrichment
 from teams.models import Role
@@ -128,12 +129,8 @@ def top_entities(workspace, since) -> list[dict]:
     sessions = workspace.sessions().alive().filter(started_at__gte=since)
     if workspace.project is not None:
         sessions = sessions.filter(project=workspace.project)
-    return list(
-        Entity.objects.filter(team_id=workspace.team.pk, session__in=sessions.values("id"))
-        .values("type", "normalized")
-        .annotate(sessions=Count("session_id"), mentions=Sum("count"), value=Min("value"))
-        .order_by("-sessions", "-mentions", "normalized")[:TOP_ENTITIES]
-    )
+    entities = Entity.objects.filter(team_id=workspace.team.pk, session__in=sessions.values("id"))
+    return entity_counts(entities, TOP_ENTITIES)
 
 
 @team_required

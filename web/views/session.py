@@ -7,22 +7,20 @@ from collections import OrderedDict
 
 from django.contrib import messages
 from django.db.models import Count
-from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
 
 from search.filters import Scope
 from search.similar import similar_sessions
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
-from sessions.forget.export import iter_export
-from sessions.forget.lifecycle import LifecycleConflict, recovery_deadline, soft_delete
+from sessions.forget.export import UnknownExportFormat, export_response
+from sessions.forget.lifecycle import recovery_deadline, soft_delete
 from sessions.models import Entity, EntityType, Message
 from teams.models import Role
 from web.forms import DeleteForm
 from web.scope import Workspace, team_required
 from web.transcript import PAGE_SIZE, load_page
-from web.views.util import is_htmx
+from web.views.util import is_htmx, session_action, session_with_role, wrong_state_redirect
 
 ENTITIES_SHOWN = 300
 SIMILAR_SHOWN = 5
@@ -110,47 +108,24 @@ def session_similar(request, public_id):
 
 @team_required
 def session_export(request, public_id):
-    workspace = Workspace.of(request)
-    session = workspace.session_or_404(public_id)
-    workspace.require(Role.MEMBER, session.team_id)
-    fmt = request.GET.get("format", "json").lower()
-    if fmt not in EXPORT_FORMATS:
+    session = session_with_role(request, public_id, Role.MEMBER)
+    try:
+        return export_response(session, request.GET.get("format"))
+    except UnknownExportFormat as exc:
         messages.error(
-            request, f"Unknown export format {fmt[:20]!r}; use one of {', '.join(EXPORT_FORMATS)}."
+            request,
+            f"Unknown export format {exc.format[:20]!r}; use one of {', '.join(EXPORT_FORMATS)}.",
         )
         return redirect("web:session", public_id=public_id)
-    content_type, extension = EXPORT_FORMATS[fmt]
-    rows = (
-        Message.objects.filter(session=session, team_id=session.team_id)
-        .defer("search_vector", "context_vector")
-        .order_by("seq")
-        .iterator(chunk_size=1000)
-    )
-    response = StreamingHttpResponse(iter_export(session, rows, fmt), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{session.public_id}.{extension}"'
-    return response
 
 
-@team_required
-@require_http_methods(["GET", "POST"])
-def session_delete(request, public_id):
-    workspace = Workspace.of(request)
-    session = workspace.session_or_404(public_id)
-    workspace.require(Role.ADMIN, session.team_id)
-    if session.deleted_at is not None:
-        messages.info(
-            request,
-            f"“{session.title or session.public_id}” is already in the trash; it can be "
-            f"restored until {recovery_deadline(session):%Y-%m-%d}.",
-        )
-        return redirect("web:trash")
+@session_action(Role.ADMIN)
+def session_delete(request, session):
+    if elsewhere := wrong_state_redirect(request, session, in_trash=False):
+        return elsewhere
     form = DeleteForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        try:
-            soft_delete(session, by=request.user, reason=form.cleaned_data["reason"])
-        except LifecycleConflict as exc:
-            messages.info(request, str(exc))
-            return redirect("web:trash")
+        soft_delete(session, by=request.user, reason=form.cleaned_data["reason"])
         messages.success(
             request,
             f"Moved “{session.title or session.public_id}” and its "

@@ -6,12 +6,12 @@ from datetime import timedelta
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
 
-from sessions.forget.lifecycle import LifecycleConflict, purge, recovery_deadline, restore
+from sessions.forget.lifecycle import purge, recovery_deadline, restore
 from teams.models import Role
 from web.pagination import TRASH_SORTS, BadCursor, paginate
 from web.scope import Workspace, team_required
+from web.views.util import session_action, wrong_state_redirect
 
 
 @team_required
@@ -41,40 +41,22 @@ def trash(request):
     )
 
 
-@team_required
-@require_POST
-def session_restore(request, public_id):
-    workspace = Workspace.of(request)
-    session = workspace.session_or_404(public_id)
-    workspace.require(Role.ADMIN, session.team_id)
-    try:
-        restore(session)
-    except LifecycleConflict:
-        messages.info(request, f"“{session.title or session.public_id}” is not in the trash.")
-        return redirect("web:session", public_id=public_id)
+@session_action(Role.ADMIN, methods=("POST",))
+def session_restore(request, session):
+    if elsewhere := wrong_state_redirect(request, session, in_trash=True):
+        return elsewhere
+    restore(session)
     messages.success(request, f"Restored “{session.title or session.public_id}”.")
-    return redirect("web:session", public_id=public_id)
+    return redirect("web:session", public_id=session.public_id)
 
 
-@team_required
-@require_http_methods(["GET", "POST"])
-def session_purge(request, public_id):
-    workspace = Workspace.of(request)
-    session = workspace.session_or_404(public_id)
-    workspace.require(Role.ADMIN, session.team_id)
-    if session.deleted_at is None:
-        messages.info(
-            request,
-            f"“{session.title or session.public_id}” is not in the trash: delete it first, "
-            "then purge it from the trash.",
-        )
-        return redirect("web:session", public_id=public_id)
+@session_action(Role.ADMIN)
+def session_purge(request, session):
+    then = "delete it first, then purge it from the trash"
+    if elsewhere := wrong_state_redirect(request, session, in_trash=True, then=then):
+        return elsewhere
     if request.method == "POST":
-        try:
-            purge(session)
-        except LifecycleConflict as exc:
-            messages.info(request, str(exc))
-            return redirect("web:trash")
+        purge(session)
         messages.success(
             request,
             f"Purged “{session.title or session.public_id}” and its "
