@@ -4,66 +4,13 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from search.filters import Filters
 from search.service import MAX_LIMIT, MODES
-from sessions.api.serializers import StorableDateTimeField
-from sessions.models import EntityType, Lifecycle, Role, SessionStatus, SourceFormat
+from sessions.filters import FiltersSerializer
 
 MAX_QUERY_CHARS = 2000
-DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
 
 
-class FilterParamsSerializer(serializers.Serializer):
-    """Filters shared by search, context and the entity list (seed 000 ``query_sessions``,
-    seed 003 ``search``)."""
-
-    project = serializers.CharField(required=False, help_text="'team/project' or id")
-    agent = serializers.CharField(required=False, max_length=64)
-    workflow = serializers.CharField(required=False, max_length=100)
-    role = serializers.ChoiceField(choices=Role.choices, required=False)
-    status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
-    lifecycle = serializers.ChoiceField(choices=Lifecycle.choices, required=False)
-    source_format = serializers.ChoiceField(choices=SourceFormat.choices, required=False)
-    topic = serializers.CharField(required=False, max_length=64)
-    entity_type = serializers.ChoiceField(choices=EntityType.choices, required=False)
-    entity = serializers.CharField(
-        required=False, max_length=500, help_text="sessions that touched it, e.g. src/auth.py"
-    )
-    started_after = StorableDateTimeField(required=False, input_formats=DATE_FORMATS)
-    started_before = StorableDateTimeField(required=False, input_formats=DATE_FORMATS)
-
-    def filters(self) -> Filters:
-        data = self.validated_data
-        return Filters(
-            **{
-                name: data[name]
-                for name in (
-                    "agent",
-                    "workflow",
-                    "role",
-                    "status",
-                    "lifecycle",
-                    "source_format",
-                    "topic",
-                    "entity_type",
-                    "entity",
-                    "started_after",
-                    "started_before",
-                )
-                if data.get(name)
-            }
-        )
-
-    def validate(self, attrs):
-        after, before = attrs.get("started_after"), attrs.get("started_before")
-        if after and before and after >= before:
-            raise serializers.ValidationError(
-                {"started_before": "must be later than started_after"}
-            )
-        return attrs
-
-
-class SearchParamsSerializer(FilterParamsSerializer):
+class SearchParamsSerializer(FiltersSerializer):
     q = serializers.CharField(
         required=False,
         allow_blank=True,

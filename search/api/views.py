@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from django.db.models import Count, Max, Sum
@@ -12,18 +13,18 @@ from rest_framework.response import Response
 
 from search.api.serializers import (
     MAX_QUERY_CHARS,
-    FilterParamsSerializer,
     HitSerializer,
     SearchParamsSerializer,
     SessionBriefSerializer,
     SessionHitSerializer,
 )
 from search.context import DEFAULT_MAX_TOKENS, build_context, resume
-from search.filters import Filters, Scope
 from search.service import SearchRequest, search, sessions_with_entity
 from search.similar import similar_sessions
 from sessions.api.serializers import MessageSerializer
+from sessions.filters import Filters, FiltersSerializer
 from sessions.models import Entity, EntityType, Session
+from teams.access import Access
 from teams.models import Role
 from teams.viewsets import ScopedAPIView
 
@@ -52,7 +53,7 @@ def reject_unknown(data, serializer_class) -> None:
 
 
 class FilteredView(ScopedAPIView):
-    params_class = FilterParamsSerializer
+    params_class = FiltersSerializer
 
     def read_params(self, data):
         if not hasattr(data, "keys"):
@@ -62,10 +63,12 @@ class FilteredView(ScopedAPIView):
         params.is_valid(raise_exception=True)
         return params
 
-    def scope(self, params) -> Scope:
+    def scope(self, params) -> Access:
+        """The caller's access, narrowed to the ``project`` asked for."""
         value = params.validated_data.get("project")
-        project = self.resolve_project(value, role=Role.VIEWER) if value else None
-        return Scope.for_access(self.access, project)
+        if not value:
+            return self.access
+        return self.access.narrowed(project=self.resolve_project(value, role=Role.VIEWER))
 
 
 SEARCH_DESCRIPTION = (
@@ -161,7 +164,7 @@ class SearchView(FilteredView):
         return Response(body)
 
 
-class ContextParamsSerializer(FilterParamsSerializer):
+class ContextParamsSerializer(FiltersSerializer):
     query = serializers.CharField(max_length=MAX_QUERY_CHARS)
     current_agent = serializers.CharField(
         required=False, max_length=64, help_text="only sessions of this agent (seed 000)"
@@ -181,7 +184,7 @@ class ContextParamsSerializer(FilterParamsSerializer):
             changes["agent"] = data["current_agent"]
         if data.get("current_workflow"):
             changes["workflow"] = data["current_workflow"]
-        return Filters(**{**filters.__dict__, **changes})
+        return replace(filters, **changes)
 
 
 class ContextView(FilteredView):
@@ -277,7 +280,7 @@ class SimilarSessionsView(SessionDetailView):
     def get(self, request, id):
         session = self.get_session(id)
         limit = _limit(request, "limit", 5, MAX_SIMILAR)
-        found = similar_sessions(session, Scope.for_access(self.access), limit)
+        found = similar_sessions(session, self.access, limit)
         return Response(
             {
                 "session": session.public_id,
@@ -324,7 +327,7 @@ class ResumeView(SessionDetailView):
         )
 
 
-class EntityParamsSerializer(FilterParamsSerializer):
+class EntityParamsSerializer(FiltersSerializer):
     type = serializers.ChoiceField(choices=EntityType.choices, required=False)
     q = serializers.CharField(required=False, max_length=200, help_text="part of the value")
     limit = serializers.IntegerField(default=50, min_value=1, max_value=MAX_ENTITIES)
@@ -345,11 +348,9 @@ class EntitiesView(FilteredView):
     def get(self, request):
         params = self.read_params(request.query_params)
         data = params.validated_data
-        scope = self.scope(params)
-        sessions = Session.objects.alive().filter(team_id__in=scope.team_ids)
-        if scope.project_ids is not None:
-            sessions = sessions.filter(project_id__in=scope.project_ids)
-        entities = Entity.objects.filter(team_id__in=scope.team_ids, session__in=sessions)
+        access = self.scope(params)
+        sessions = params.filters().apply(access.scope(Session.objects.alive()))
+        entities = access.scope(Entity.objects.filter(session__in=sessions), "session__project_id")
         if data.get("type"):
             entities = entities.filter(type=data["type"])
         if data.get("q"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -20,7 +19,7 @@ from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from memoryapp.openapi import error
-from sessions.api.filters import SessionFilter
+from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
 from sessions.api.schema import AppendResultSerializer, CaptureResultSerializer
@@ -39,6 +38,7 @@ from sessions.capture.importers.base import ImportFormatError
 from sessions.capture.service import CaptureError, capture_session, capture_sessions
 from sessions.capture.service import append_messages as append_to_session
 from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
+from sessions.filters import FiltersSerializer
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import iter_export
 from sessions.forget.lifecycle import LifecycleConflict, purge, restore, soft_delete
@@ -113,8 +113,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
     lookup_url_kwarg = "id"
     serializer_class = SessionSerializer
     pagination_class = SessionCursorPagination
-    filter_backends = [DjangoFilterBackend, OrderingFilter]
-    filterset_class = SessionFilter
+    filter_backends = [SessionFiltersBackend, OrderingFilter]
     ordering_fields = ["started_at", "ended_at", "message_count", "size_bytes"]
 
     def get_queryset(self):
@@ -126,6 +125,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
 
     @extend_schema(
         parameters=[
+            FiltersSerializer,
             OpenApiParameter("deleted", OpenApiTypes.BOOL, description="list the trash"),
             OpenApiParameter(
                 "ordering",
@@ -221,7 +221,7 @@ class SessionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
     def messages(self, request, id=None):
         session = self.get_object()
         if request.method == "GET":
-            messages = Message.objects.filter(session=session, team_id=session.team_id)
+            messages = Message.objects.of_session(session)
             paginator = MessageCursorPagination()
             page = paginator.paginate_queryset(messages, request, view=self)
             return paginator.get_paginated_response(MessageSerializer(page, many=True).data)
@@ -389,6 +389,6 @@ class PipelineView(ScopedAPIView):
         )
     )
     def get(self, request):
-        state = pipeline_state(team_ids=self.access.team_ids())
+        state = pipeline_state(team_ids=self.access.team_ids)
         state["queue_depth"] = broker_queue_depth()
         return Response(state)

@@ -69,9 +69,10 @@ def bulk_delete(request):
         messages.info(request, "Tick the sessions to delete first.")
         return redirect(_list_url(query))
     if by_filter:
-        form, queryset, errors = filtered_sessions(request, workspace)
-        if errors or queryset is None:
-            messages.error(request, "Fix the filters first: " + " ".join(errors or ["invalid"]))
+        form, queryset = filtered_sessions(request, workspace)
+        if queryset is None:
+            problems = (f"{name}: {' '.join(errs)}" for name, errs in form.errors.items())
+            messages.error(request, "Fix the filters first: " + "; ".join(problems))
             return redirect(_list_url(query))
         narrowing = [
             k for k, v in form.cleaned_data.items() if v not in (None, "") and k not in NOT_FILTERS

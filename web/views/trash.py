@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from sessions.forget.lifecycle import LifecycleConflict, purge, recovery_deadline, restore
+from sessions.models import Session
 from teams.models import Role
 from web.pagination import TRASH_SORTS, BadCursor, paginate
 from web.scope import Workspace, team_required
@@ -17,9 +18,8 @@ from web.scope import Workspace, team_required
 @team_required
 def trash(request):
     workspace = Workspace.of(request)
-    queryset = workspace.sessions().in_trash().select_related("project", "deleted_by")
-    if workspace.project is not None:
-        queryset = queryset.filter(project=workspace.project)
+    queryset = workspace.project_access.scope(Session.objects.in_trash())
+    queryset = queryset.select_related("project", "deleted_by")
     errors = []
     try:
         page = paginate(queryset, "deleted", request.GET.get("cursor"), sorts=TRASH_SORTS)
