@@ -18,15 +18,17 @@ MAX_QUERY_CHARS = 2000  # as the search API
 SEARCH_PAGE_SIZE = 20
 MAX_SEARCH_PAGE = MAX_LIMIT // SEARCH_PAGE_SIZE
 
-# The filters the session list shows, in the order of its form; the search page adds role.
-LIST_FILTERS = (
+# Every filter of the vocabulary, in the order the pages show them.
+FILTER_INPUTS = (
     "agent", "workflow", "status", "lifecycle", "source_format", "started_after",
-    "started_before", "topic", "entity_type", "entity",
+    "started_before", "ended_after", "ended_before", "topic", "entity_type", "entity", "role",
 )  # fmt: skip
 LABELS = {
     "source_format": "Source",
     "started_after": "From",
     "started_before": "To",
+    "ended_after": "Ended from",
+    "ended_before": "Ended by",
     "entity_type": "Entity type",
     "role": "Speaker",
 }
@@ -71,25 +73,24 @@ def filter_input(name: str) -> forms.Field:
 
 class FiltersForm(forms.Form):
     """The filters the session list and the search page share: the current team's project,
-    and the filters of ``shown_filters``. Days stand for times: "From" is the day's start,
-    "To" includes its day. Once valid, ``filters`` holds what was asked for."""
+    and every filter of the vocabulary. Days stand for times: "From" is the day's start, "To"
+    includes its day. Once valid, ``filters`` holds what was asked for."""
 
-    shown_filters = LIST_FILTERS
     project = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
 
     def __init__(self, *args, projects=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["project"].choices = _any([(p.pk, p.name) for p in projects], "All projects")
-        for name in self.shown_filters:
+        for name in FILTER_INPUTS:
             self.fields[name] = filter_input(name)
-        self.order_fields(["project", *self.shown_filters])
+        self.order_fields(["project", *FILTER_INPUTS])
         for field in self.fields.values():
             field.widget.attrs.setdefault("class", "input")
 
     def clean(self):
         data = super().clean()
         params = {}
-        for name in self.shown_filters:
+        for name in FILTER_INPUTS:
             value = data.get(name)
             if value in (None, ""):
                 continue
@@ -128,7 +129,6 @@ class SessionListForm(FiltersForm):
 
 
 class SearchForm(FiltersForm):
-    shown_filters = (*LIST_FILTERS, "role")
     q = forms.CharField(
         required=False,
         max_length=MAX_QUERY_CHARS,
