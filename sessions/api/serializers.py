@@ -23,14 +23,7 @@ from sessions.capture.importers.base import (
 )
 from sessions.capture.sanitize import clean_json, clean_surrogates
 from sessions.forget.lifecycle import recovery_deadline
-from sessions.models import (
-    Lifecycle,
-    Message,
-    MessageRole,
-    Session,
-    SessionStatus,
-    SourceFormat,
-)
+from sessions.models import Lifecycle, Message, MessageRole, Session, SessionStatus, SourceFormat
 
 MAX_TOPICS = 50
 # PostgreSQL's timestamptz takes offsets up to ±15:59; Python parses up to ±23:59.
