@@ -837,10 +837,11 @@ def vector_recall(row: Row) -> None:
     from django.db import connection
 
     from search import keyword, semantic, service
-    from search.filters import Filters, Scope
+    from sessions.filters import Filters
+    from teams.access import Access
 
     project = row.team.project
-    scope = Scope(team_ids=(project.team_id,), project_ids=(project.pk,))
+    scope = Access(team_ids=(project.team_id,), project_ids=(project.pk,))
     documents = keyword.scope_documents(scope, Filters())
     vector = semantic.query_vector(row.query)
     started = time.perf_counter()
@@ -930,11 +931,12 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         + ", ".join(f"Q{q} {min(v)}-{max(v)}" for q, v in sorted(quartiles.items()))
     )
     from search import semantic, service
-    from search.filters import Scope
+    from teams.access import Access
 
     paths = defaultdict(int)
     for t in teams:
-        paths[semantic.vector_path(Scope((t.project.team_id,), (t.project.pk,)), t.size)] += 1
+        access = Access(team_ids=(t.project.team_id,), project_ids=(t.project.pk,))
+        paths[semantic.vector_path(access, t.size)] += 1
     print(f"team indexes: {info.get('team_indexes', '?')}")
     print(
         f"vector paths by team: {dict(paths)} (EXACT_SCAN_MAX_CHUNKS "

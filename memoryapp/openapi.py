@@ -187,10 +187,10 @@ class CsvOrListFieldExtension(OpenApiSerializerFieldExtension):
 
 
 class KnownParametersOnlyExtension(OpenApiSerializerExtension):
-    """Search and context parameters refuse unknown names (search.api.views.reject_unknown),
-    so their request bodies admit no other properties."""
+    """The bodies carrying filters (search and context) refuse unknown names
+    (search.api.views.reject_unknown), so they admit no other properties."""
 
-    target_class = "search.api.serializers.FilterParamsSerializer"
+    target_class = "sessions.filters.FiltersSerializer"
     match_subclasses = True
 
     def map_serializer(self, auto_schema, direction):

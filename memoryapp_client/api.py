@@ -144,8 +144,8 @@ class MemoryClient:
         Options: ``mode``, ``limit``, ``min_relevance``, ``group``, ``mmr``, ``recency``;
         filters: ``project``, ``agent``, ``workflow``, ``role``, ``status``, ``lifecycle``,
         ``source_format``, ``topic``, ``entity_type``, ``entity``, ``started_after``,
-        ``started_before``. With an empty query and ``entity``/``entity_type``, the sessions
-        that touched the entity (in ``sessions``).
+        ``started_before``, ``ended_after``, ``ended_before``. With an empty query and
+        ``entity``/``entity_type``, the sessions that touched the entity (in ``sessions``).
         """
         return self.request("POST", "/api/v1/search", json_body={"q": query, **_present(filters)})
 

@@ -19,8 +19,7 @@ then as **summary**, then as one **line** (title or the summary's first sentence
 room for a line for each session still to come. Assembly stops at the budget. Messages are
 cut only between paragraphs and never inside a fenced code block. (Seed 003 gives later
 sessions only their summary; giving them their key messages while the budget lasts raised
-the share of LoCoMo's evidence turns in a 4,000-token context from 0.43 to the figure in
-``bench/locomo.py``'s report.)
+the share of LoCoMo's evidence turns in the context: ``bench/locomo.py`` measures it.)
 
 Tokens are counted with the embedding model's WordPiece tokenizer
 (``sessions/embedding/tokens.py``);
@@ -35,10 +34,11 @@ from dataclasses import dataclass, field
 from django.db.models import F
 from django.utils import timezone
 
-from search.filters import Filters, Scope
 from search.service import SearchRequest, SessionHit, search
 from sessions.embedding.tokens import count_tokens
+from sessions.filters import Filters
 from sessions.models import Message, Session
+from teams.access import Access
 
 DEFAULT_MAX_TOKENS = 4000
 HEADING = "## Relevant Past Discussions"
@@ -72,7 +72,7 @@ def tokens_of(text: str) -> int:
 
 
 def build_context(
-    scope: Scope,
+    access: Access,
     query: str,
     *,
     filters: Filters | None = None,
@@ -82,7 +82,7 @@ def build_context(
     touch: bool = True,
 ) -> Context:
     result = search(
-        scope,
+        access,
         SearchRequest(
             query,
             filters=filters or Filters(),

@@ -18,11 +18,11 @@ have no lexeme and could never be found. A query with no lexeme at all but with 
 (``symbols``: whitespace-separated, holding no letter or digit) falls back to a plain
 substring match (``strpos``) over the scope's messages. No index helps there (pg_trgm, too,
 keeps letters and digits only), so it reads the text of the scope's ``SYMBOL_SCAN_MESSAGES``
-most recently stored messages only, filtered by team and filters like every search (at a
-90k-message team, ~100 ms, most of it finding the latest ids). A message scores the number
-of the query's symbols it holds. A query with a lexeme never takes this path, so word
-search and its plans are unchanged; a stop word alone ("the") has letters, so it is no
-symbol either.
+most recently stored messages only, filtered by team and filters like every search (most of
+its time goes to finding the latest ids; bench/search_speed.py measures it). A message
+scores the number of the query's symbols it holds. A query with a lexeme never takes this
+path, so word search and its plans are unchanged; a stop word alone ("the") has letters, so
+it is no symbol either.
 """
 
 from __future__ import annotations
@@ -34,13 +34,15 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from search.filters import Filters, Scope, message_where, session_where, team_condition
+from search.filters import message_where, session_where, team_condition
+from sessions.filters import Filters
 from sessions.models import SEARCH_CONFIG
+from teams.access import Access
 
 MAX_TERMS = 32
 # Past this many messages in scope, word statistics are estimated and ranking is pooled (see
-# candidates): counting and ranking every match costs ~3 us a message (bench/search_speed.py:
-# 30-50 ms at 10k messages, seconds at 1M).
+# candidates): counting and ranking every match costs time in proportion to the messages
+# (bench/search_speed.py measures it), too slow for the biggest scopes.
 EXACT_STATS_MAX_DOCS = 2_000
 STATS_CACHE_SECONDS = 300
 DOCUMENTS_CACHE_SECONDS = 30
@@ -50,10 +52,10 @@ POOL_PER_TERM = 200
 RARE_FINDS_ENOUGH = 10
 # A symbol-only query reads at most this many of the scope's latest messages (see above).
 SYMBOL_SCAN_MESSAGES = 20_000
-# What a message is ranked on: its own words (weight A) and its context's (sessions/
-# neighbours.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so that
-# of a question and its answer, the one that holds the words ranks first. On LoCoMo's tuning
-# conversations (0-4) 0.75 did best: turn recall@10 0.771 (1.0: 0.761, 0.5: 0.765).
+# What a message is ranked on: its own words (weight A) and its context's (sessions/capture/
+# keyword_context.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so
+# that of a question and its answer, the one that holds the words ranks first. 0.75 did best
+# on LoCoMo's tuning conversations, 0-4 (bench/locomo.py measures it).
 DOCUMENT = "(setweight(m.search_vector, 'A') || coalesce(m.context_vector, ''::tsvector))"
 CONTEXT_WEIGHT = 0.75
 WEIGHTS = f"'{{{CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"  # ts_rank's {D, C, B, A}
@@ -188,7 +190,7 @@ def _literal(idfs: list[float]) -> list[str]:
 
 
 def candidates(
-    query: KeywordQuery, scope: Scope, filters: Filters, limit: int, documents: int
+    query: KeywordQuery, access: Access, filters: Filters, limit: int, documents: int
 ) -> tuple[dict[int, KeywordScore], list[float]]:
     """The ``limit`` best-scoring messages, best first (dicts keep insertion order), and the
     IDF of each query lexeme they were scored with.
@@ -205,18 +207,18 @@ def candidates(
     if query.empty:
         return {}, []
     if not query.terms:
-        return _symbol_matches(query, scope, filters, limit), []
+        return _symbol_matches(query, access, filters, limit), []
     if documents <= EXACT_STATS_MAX_DOCS or query.strict:
-        return _ranked_with_counts(query, scope, filters, limit, documents)
+        return _ranked_with_counts(query, access, filters, limit, documents)
     idfs = estimated_idfs(query, documents)
-    return _ranked_from_pools(query, scope, filters, idfs, limit), idfs
+    return _ranked_from_pools(query, access, filters, idfs, limit), idfs
 
 
 def _ranked_with_counts(
-    query: KeywordQuery, scope: Scope, filters: Filters, limit: int, documents: int
+    query: KeywordQuery, access: Access, filters: Filters, limit: int, documents: int
 ) -> tuple[dict[int, KeywordScore], list[float]]:
-    where = message_where(scope, filters)
-    teams, team_params = team_condition(scope, "m")
+    where = message_where(access, filters)
+    teams, team_params = team_condition(access, "m")
     match_sql, match_params = query.match_sql
     terms = [_quote(t) for t in query.terms]
     counts = ", ".join(
@@ -247,32 +249,32 @@ def _ranked_with_counts(
 
 
 def _ranked_from_pools(
-    query: KeywordQuery, scope: Scope, filters: Filters, idfs: list[float], limit: int
+    query: KeywordQuery, access: Access, filters: Filters, idfs: list[float], limit: int
 ) -> dict[int, KeywordScore]:
     by_rarity = sorted(zip(idfs, query.terms, strict=True), reverse=True)
     common_idf = math.log(1 + (1 - COMMON_SHARE) / COMMON_SHARE)
     rare = [t for weight, t in by_rarity if weight >= common_idf][:POOL_TERMS]
     common = [t for weight, t in by_rarity if weight < common_idf]
-    found = _rank_pools(query, scope, filters, idfs, rare, limit) if rare else {}
+    found = _rank_pools(query, access, filters, idfs, rare, limit) if rare else {}
     if len(found) < min(limit, RARE_FINDS_ENOUGH) and common:
         # (Almost) no message holds a rare word (or the rare words are unknown): the least
-        # common of the common ones adds its pool. Its index lookup is the costly one (25 ms
-        # for a word in 10% of 1M messages), so only then.
-        found = _rank_pools(query, scope, filters, idfs, [*rare, common[0]], limit)
+        # common of the common ones adds its pool. Its index lookup is the costly one, so
+        # only then.
+        found = _rank_pools(query, access, filters, idfs, [*rare, common[0]], limit)
     return found
 
 
 def _rank_pools(
     query: KeywordQuery,
-    scope: Scope,
+    access: Access,
     filters: Filters,
     idfs: list[float],
     pool_terms: list[str],
     limit: int,
 ) -> dict[int, KeywordScore]:
     """Rank the messages of the pools of ``pool_terms`` (each at most ``POOL_PER_TERM``)."""
-    where = message_where(scope, filters)
-    teams, team_params = team_condition(scope, "m")
+    where = message_where(access, filters)
+    teams, team_params = team_condition(access, "m")
     pools = " UNION ".join(
         "(SELECT m.id FROM agent_sessions_message m"
         " JOIN agent_sessions_session s ON s.id = m.session_id"
@@ -322,12 +324,12 @@ def _symbols_found_sql(query: KeywordQuery, alias: str) -> tuple[str, list]:
 
 
 def _symbol_matches(
-    query: KeywordQuery, scope: Scope, filters: Filters, limit: int
+    query: KeywordQuery, access: Access, filters: Filters, limit: int
 ) -> dict[int, KeywordScore]:
     """Best first: the messages among the scope's ``SYMBOL_SCAN_MESSAGES`` latest that hold
     most of the query's symbols (a symbol-only query: see the module's docstring)."""
-    where = message_where(scope, filters)
-    teams, team_params = team_condition(scope, "m")
+    where = message_where(access, filters)
+    teams, team_params = team_condition(access, "m")
     found, found_params = _symbols_found_sql(query, "hit")
     sql = (
         f"SELECT hit.id, {found} AS found, hit.session_id FROM agent_sessions_message hit"
@@ -363,16 +365,16 @@ def _symbol_scores(query: KeywordQuery, message_ids: list[int]) -> dict[int, Key
 _documents_cache: dict[tuple, tuple[float, int]] = {}
 
 
-def scope_documents(scope: Scope, filters: Filters) -> int:
+def scope_documents(access: Access, filters: Filters) -> int:
     """Messages in scope (from the sessions' counts), remembered for ``STATS_CACHE_SECONDS``
-    per scope and filters: summing 100k sessions' counts costs ~50 ms; an IDF a few
+    per scope and filters: summing a big team's session counts is not free; an IDF a few
     messages out of date costs nothing."""
-    key = (scope, filters)
+    key = (access.team_ids, access.project_ids, filters)
     now = time.monotonic()
     cached = _documents_cache.get(key)
     if cached and now - cached[0] < DOCUMENTS_CACHE_SECONDS:
         return cached[1]
-    where = session_where(scope, filters)
+    where = session_where(access, filters)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(sum(s.message_count), 0) FROM agent_sessions_session s "

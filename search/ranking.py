@@ -7,10 +7,10 @@ session)``, because the answer tends to sit in the session where the matches are
 session that matches several times is likelier the one meant than a session with a single
 lucky hit. Ranks, not scores, are fused because BM25 scores and cosine similarities live on
 unrelated scales. The constants (k = 20, keyword weight 1.5, boost 0.2 over the best 3) were
-chosen on LoCoMo conversations 0-4 and checked on 5-9 (bench/locomo.py). Summing the best 3
-rather than taking the best one alone raised session recall@3 on 5-9 from 0.80 to 0.82 and
-turn recall@10 from 0.73 to 0.75; any k from 20 to 60 with a keyword weight of 1.25-2 does
-within 0.01 of it; weighted sums of normalised scores did no better.
+chosen on LoCoMo conversations 0-4 and checked on 5-9 (bench/locomo.py measures them).
+Summing the best 3 rather than taking the best one alone raised session and turn recall on
+5-9; any k from 20 to 60 with a keyword weight of 1.25-2 does about as well; weighted sums
+of normalised scores did no better.
 
 **Relevance (0..1)** — RRF values depend on the query and the list lengths, so they cannot
 tell a caller "this is a good match". The relevance we report is built from two absolute

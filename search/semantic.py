@@ -1,22 +1,23 @@
 """Vector retrieval: cosine distance over message chunks in pgvector.
 
 Four paths, chosen from the size of the searched scope rather than left to the planner
-(which at 1M rows flips between them and then under-fills filtered HNSW scans):
+(which on big tables flips between them and then under-fills filtered HNSW scans):
 
 - **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` messages: every distance of the
   scope is computed. Recall is 1 by construction.
 - **quantized** up to ``QUANTIZED_MAX_CHUNKS``: the scope's ``QUANTIZED_RERANK`` nearest
   chunks by Hamming distance between sign bits (``embedding_bits``, 48 bytes, read from a
   covering index without touching the 1.5 KB vectors), then exact cosine over those. With all
-  filters in the first step, nothing is lost to them. Recall@10 0.99 at a 90k-message team
-  (``bench/search_speed.py``), in a sixth of the exact scan's time.
+  filters in the first step, nothing is lost to them. Recall stays close to the exact scan's,
+  much faster (``bench/search_speed.py`` measures both).
 - **team-hnsw** for a big team with its own HNSW index (``search/speed/team_indexes.py``) when
   the scope is at least a ``1/HNSW_OVERFETCH`` share of it: as the HNSW path below, on the
-  team's graph (~5 ms at a 90k-message team against the quantized path's 18), fetching only
-  as many more chunks as the scope's share of the team calls for (``team_overfetch``).
+  team's graph (faster than the quantized path for a big team; ``bench/search_speed.py``
+  measures it), fetching only as many more chunks as the scope's share of the team calls for
+  (``team_overfetch``).
 - **HNSW** beyond that, with ``hnsw.iterative_scan = relaxed_order``, over the chunk table
-  alone filtered by team (any join or second filter and the planner drops the index: 250-400
-  ms instead of 6-15 ms at a 90k-message team), three times more than needed; the other
+  alone filtered by team (any join or second filter and the planner drops the index, many
+  times slower), three times more than needed; the other
   filters apply after, and when they leave the page short the exact scan over what passes
   them runs instead — so a filter never returns fewer results than exist.
 
@@ -32,14 +33,15 @@ from functools import lru_cache
 import numpy as np
 from django.db import connection, transaction
 
-from search.filters import Filters, Scope, message_where, team_condition
+from search.filters import message_where, team_condition
 from search.speed import team_indexes
 from sessions.embedding.query import embed_query
+from sessions.filters import Filters
+from teams.access import Access
 
-# Measured at 1M messages in 100 teams (bench/search_speed.py): the exact scan costs ~3 ms
-# per 1,000 messages in scope (168 ms at 90k), the quantized one ~0.3 ms (25 ms at 90k) with
-# recall@10 0.99; a filtered HNSW scan reads about (rows wanted / the scope's share of the
-# table) tuples — for a 22k-message team in 1M, ~14k tuples and 250 ms of page reads — so
+# The exact scan's cost grows with the messages in scope, the quantized one's far more
+# slowly, with nearly the exact recall (bench/search_speed.py measures both); a
+# filtered HNSW scan reads about (rows wanted / the scope's share of the table) tuples, so
 # it pays only where a scope is a large share of a very large table.
 EXACT_SCAN_MAX_CHUNKS = 2_000
 QUANTIZED_MAX_CHUNKS = 200_000
@@ -73,36 +75,36 @@ def vector_literal(vector: np.ndarray) -> str:
 
 
 def candidates(
-    vector: str, scope: Scope, filters: Filters, limit: int, scope_messages: int
+    vector: str, access: Access, filters: Filters, limit: int, scope_messages: int
 ) -> dict[int, VectorHit]:
     """Up to ``limit`` nearest messages (by their best chunk), nearest first."""
     # Messages have ~1 chunk; ask for more chunks than messages so that a long message's
     # several chunks do not crowd others out.
     chunk_limit = limit * 2
     rows = None
-    path = vector_path(scope, scope_messages)
+    path = vector_path(access, scope_messages)
     if path == "hnsw":
-        rows = _hnsw(vector, scope, filters, chunk_limit, HNSW_OVERFETCH)
+        rows = _hnsw(vector, access, filters, chunk_limit, HNSW_OVERFETCH)
     elif path == "team-hnsw":
-        overfetch = team_overfetch(scope, filters, scope_messages)
-        rows = _hnsw(vector, scope, filters, chunk_limit, overfetch)
+        overfetch = team_overfetch(access, filters, scope_messages)
+        rows = _hnsw(vector, access, filters, chunk_limit, overfetch)
     if path == "quantized" or (path == "team-hnsw" and rows is None):
-        rows = _quantized(vector, scope, filters, chunk_limit)
+        rows = _quantized(vector, access, filters, chunk_limit)
     if rows is None:
-        rows = _exact(vector, scope, filters, chunk_limit)
+        rows = _exact(vector, access, filters, chunk_limit)
     best: dict[int, VectorHit] = {}
     for chunk_id, message_id, session_id, distance in sorted(rows, key=lambda row: row[3]):
         best.setdefault(message_id, VectorHit(chunk_id, distance, session_id))
     return dict(list(best.items())[:limit])
 
 
-def vector_path(scope: Scope, scope_messages: int) -> str:
+def vector_path(access: Access, scope_messages: int) -> str:
     """Which path serves a scope of this many messages: "exact", "team-hnsw", "quantized"
     or "hnsw"."""
     if scope_messages <= EXACT_SCAN_MAX_CHUNKS:
         return "exact"
-    if len(scope.team_ids) == 1:
-        team_chunks = team_indexes.indexed_teams().get(scope.team_ids[0])
+    if len(access.team_ids) == 1:
+        team_chunks = team_indexes.indexed_teams().get(access.team_ids[0])
         # The team's graph is scanned for HNSW_OVERFETCH times the chunks wanted, and the
         # scope's filters apply after: a scope under that share of the team would come short.
         if team_chunks and scope_messages * HNSW_OVERFETCH >= team_chunks:
@@ -110,25 +112,25 @@ def vector_path(scope: Scope, scope_messages: int) -> str:
     return "quantized" if scope_messages <= QUANTIZED_MAX_CHUNKS else "hnsw"
 
 
-def team_overfetch(scope: Scope, filters: Filters, scope_messages: int) -> float:
+def team_overfetch(access: Access, filters: Filters, scope_messages: int) -> float:
     """How many times the chunks wanted to read from a team's own graph: the team's chunks
     per message in scope (a third of the team in scope: 3 times), with a margin for deleted
     sessions and long messages' extra chunks, so a whole-team search does not walk three
     times the graph it needs (ef_search follows the fetch). A role filter, which
     the scope's count does not see, gets the full HNSW_OVERFETCH. When the guess comes up
     short, the quantized path runs instead (``candidates``)."""
-    team_chunks = team_indexes.indexed_teams().get(scope.team_ids[0], 0)
+    team_chunks = team_indexes.indexed_teams().get(access.team_ids[0], 0)
     if filters.narrows_messages or not scope_messages:
         return HNSW_OVERFETCH
     share = team_chunks / scope_messages
     return min(HNSW_OVERFETCH, max(1.0, share) * TEAM_OVERFETCH_MARGIN)
 
 
-def _quantized(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list[tuple]:
+def _quantized(vector: str, access: Access, filters: Filters, chunk_limit: int) -> list[tuple]:
     """Candidates by Hamming distance of sign bits from the covering team index (the session
     join applies the filters; the message table only when a filter is on messages), then
     their exact cosine distances."""
-    where = message_where(scope, filters)
+    where = message_where(access, filters)
     messages = (
         " JOIN agent_sessions_message m ON m.id = c.message_id" if filters.narrows_messages else ""
     )
@@ -143,7 +145,7 @@ def _quantized(vector: str, scope: Scope, filters: Filters, chunk_limit: int) ->
             " FROM near JOIN agent_sessions_messagechunk c ON c.id = near.id"
             " ORDER BY distance LIMIT %s",
             [
-                list(scope.team_ids),
+                list(access.team_ids),
                 *where.params,
                 vector,
                 max(QUANTIZED_RERANK, chunk_limit * 4),
@@ -154,10 +156,10 @@ def _quantized(vector: str, scope: Scope, filters: Filters, chunk_limit: int) ->
         return cursor.fetchall()
 
 
-def _exact(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> list[tuple]:
-    """Every chunk of the scope, through the team/session indexes (``+ 0`` keeps the planner
+def _exact(vector: str, access: Access, filters: Filters, chunk_limit: int) -> list[tuple]:
+    """Every chunk in scope, through the team/session indexes (``+ 0`` keeps the planner
     off the HNSW index, which serves only a bare ``<=>``)."""
-    where = message_where(scope, filters)
+    where = message_where(access, filters)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"
@@ -166,28 +168,28 @@ def _exact(vector: str, scope: Scope, filters: Filters, chunk_limit: int) -> lis
             " JOIN agent_sessions_message m ON m.id = c.message_id"
             f" WHERE c.team_id = ANY(%s) AND {where.sql}"
             " ORDER BY (c.embedding <=> %s::vector) + 0 LIMIT %s",
-            [vector, list(scope.team_ids), *where.params, vector, chunk_limit],
+            [vector, list(access.team_ids), *where.params, vector, chunk_limit],
         )
         return cursor.fetchall()
 
 
 def _hnsw(
-    vector: str, scope: Scope, filters: Filters, chunk_limit: int, overfetch: float
+    vector: str, access: Access, filters: Filters, chunk_limit: int, overfetch: float
 ) -> list[tuple] | None:
     """The index scan over the chunk table alone, filtered by team only (a join or a
     second filter makes the planner abandon the index), fetching ``overfetch`` times
     more; the other conditions (project, deleted, agent, …) apply after. None when they
     leave the page short: the scope that passes them is small, and the exact scan is cheap."""
-    where = message_where(scope, filters)
+    where = message_where(access, filters)
     fetch = math.ceil(chunk_limit * overfetch)
-    teams, team_params = team_condition(scope, "c")  # a team's own graph, when it has one
+    teams, team_params = team_condition(access, "c")  # a team's own graph, when it has one
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
         cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
         cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}")
-        # The planner still prefers "team index + sort" for big teams (16 of 22 plans at 1M
-        # messages), which reads every chunk of the team: make the sort look unaffordable.
+        # The planner still prefers "team index + sort" for most big teams, which reads every
+        # chunk of the team: make the sort look unaffordable.
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(
             "WITH nn AS MATERIALIZED ("

@@ -11,10 +11,12 @@ from django.db import connection
 from django.utils import timezone
 
 from search import keyword, ranking, semantic
-from search.filters import Filters, Scope, session_where
+from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
+from sessions.filters import Filters
 from sessions.models import Message, Session
+from teams.access import Access
 
 logger = logging.getLogger(__name__)
 
@@ -62,15 +64,15 @@ class SearchResult:
     took_ms: float
 
 
-def search(scope: Scope, request: SearchRequest) -> SearchResult:
+def search(access: Access, request: SearchRequest) -> SearchResult:
     started = time.perf_counter()
     filters, mode = request.filters, request.mode
-    documents = keyword.scope_documents(scope, filters)
+    documents = keyword.scope_documents(access, filters)
     pool = max(MIN_POOL, request.limit * (10 if request.group_by_session else 5))
     # The keyword side runs on its own connection while this thread embeds the query and
     # scans vectors (search/speed/parallel.py).
     keyword_side = parallel.beside(
-        _keyword_side, request.query, scope, filters, pool, documents, mode != "semantic"
+        _keyword_side, request.query, access, filters, pool, documents, mode != "semantic"
     )
     vector_path = "none"
     candidates: dict[int, ranking.Candidate] = {}
@@ -78,8 +80,8 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
     vector = None
     if mode != "keyword":
         vector = semantic.query_vector(request.query)
-        vector_path = semantic.vector_path(scope, documents)
-        nearest = semantic.candidates(vector, scope, filters, pool, documents)
+        vector_path = semantic.vector_path(access, documents)
+        nearest = semantic.candidates(vector, access, filters, pool, documents)
         for rank, (message_id, hit) in enumerate(nearest.items(), start=1):
             candidates[message_id] = ranking.Candidate(
                 message_id, hit.chunk_id, hit.session_id, hit.similarity, rank_vector=rank
@@ -161,13 +163,13 @@ def search(scope: Scope, request: SearchRequest) -> SearchResult:
 
 
 def _keyword_side(
-    text: str, scope: Scope, filters: Filters, pool: int, documents: int, ranked: bool
+    text: str, access: Access, filters: Filters, pool: int, documents: int, ranked: bool
 ) -> tuple[keyword.KeywordQuery, dict[int, keyword.KeywordScore], list[float]]:
     """The query's lexemes, and (when ``ranked``) its best keyword matches and their IDFs."""
     kquery = keyword.parse(text)
     if not ranked:
         return kquery, {}, []
-    matches, idfs = keyword.candidates(kquery, scope, filters, pool, documents)
+    matches, idfs = keyword.candidates(kquery, access, filters, pool, documents)
     return kquery, matches, idfs
 
 
@@ -201,10 +203,10 @@ def _hit(c: ranking.Candidate, message: Message, texts: dict[int, Snippet]) -> M
     )
 
 
-def sessions_with_entity(scope: Scope, filters: Filters, limit: int) -> list[SessionHit]:
+def sessions_with_entity(access: Access, filters: Filters, limit: int) -> list[SessionHit]:
     """Seed 003 ``search_by_entities``: sessions that touched an entity (``filters.entity``
     and/or ``filters.entity_type``), most recent first."""
-    where = session_where(scope, filters)
+    where = whole_session_where(access, filters)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT s.id FROM agent_sessions_session s WHERE {where.sql}"

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from django.db import connection
 
-from search.filters import Scope
+from search.filters import session_where
+from sessions.filters import Filters
 from sessions.models import Session
+from teams.access import Access
 
 
 def session_vector(session: Session) -> str | None:
@@ -25,26 +27,21 @@ def session_vector(session: Session) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
-def similar_sessions(session: Session, scope: Scope, limit: int) -> list[tuple[Session, float]]:
+def similar_sessions(session: Session, access: Access, limit: int) -> list[tuple[Session, float]]:
     """(session, cosine similarity) pairs, nearest first; [] when it has no vector yet."""
     vector = session_vector(session)
     if vector is None:
         return []
-    clauses = ["s.team_id = ANY(%s)", "s.deleted_at IS NULL", "s.embedding IS NOT NULL"]
-    params: list = [list(scope.team_ids)]
-    if scope.project_ids is not None:
-        clauses.append("s.project_id = ANY(%s)")
-        params.append(list(scope.project_ids))
-    clauses.append("s.id <> %s")
-    params.append(session.pk)
+    where = session_where(access, Filters(exclude_session_ids=(session.pk,)))
+    where.add("s.embedding IS NOT NULL")
     with connection.cursor() as cursor:
         # Exact distances (``+ 0`` keeps the planner off the HNSW index): a team's sessions
         # are few enough, and a filtered HNSW scan could come back short.
         cursor.execute(
             "SELECT s.id, 1 - (s.embedding <=> %s::vector) AS similarity"
-            f" FROM agent_sessions_session s WHERE {' AND '.join(clauses)}"
+            f" FROM agent_sessions_session s WHERE {where.sql}"
             " ORDER BY (s.embedding <=> %s::vector) + 0 LIMIT %s",
-            [vector, *params, vector, limit],
+            [vector, *where.params, vector, limit],
         )
         rows = cursor.fetchall()
     by_id = Session.objects.select_related("project", "project__team").in_bulk(

@@ -25,7 +25,7 @@ from django.db.models.functions import Cast, Left
 from django.utils import timezone
 from pgvector.django import BitField, HnswIndex, VectorField
 
-from teams.models import Project, Team, TeamScopedQuerySet
+from teams.models import Project, Team
 
 EMBEDDING_DIMENSIONS = 384
 # Text-search configuration of the tsvector column and of every query against it.
@@ -65,7 +65,7 @@ class Lifecycle(models.TextChoices):
     ARCHIVED = "archived", "Archived"
 
 
-class Role(models.TextChoices):
+class MessageRole(models.TextChoices):
     USER = "user", "User"
     ASSISTANT = "assistant", "Assistant"
     SYSTEM = "system", "System"
@@ -115,12 +115,22 @@ def new_public_id(agent_name: str, when) -> str:
     return f"{when:%Y-%m-%d}-{agent_slug(agent_name)}-{secrets.token_hex(3)}"
 
 
-class SessionQuerySet(TeamScopedQuerySet):
+class SessionQuerySet(models.QuerySet):
     def alive(self):
         return self.filter(deleted_at__isnull=True)
 
     def in_trash(self):
         return self.filter(deleted_at__isnull=False)
+
+
+class SessionPartQuerySet(models.QuerySet):
+    """Rows that belong to a session: messages, their chunks, entities."""
+
+    def of_session(self, session: Session):
+        """The rows of ``session``, a session the caller may see (looked up through
+        ``teams.access.Access.scope``). Its team is named too: every row's team leads its
+        indexes."""
+        return self.filter(session=session, team_id=session.team_id)
 
 
 class Session(Enrichable):
@@ -231,7 +241,7 @@ class Message(Enrichable):
     client_id = models.CharField(
         max_length=255, blank=True, help_text="The client's message id; a retry never duplicates."
     )
-    role = models.CharField(max_length=10, choices=Role.choices)
+    role = models.CharField(max_length=10, choices=MessageRole.choices)
     author = models.CharField(max_length=200, blank=True)
     content = models.TextField(blank=True)
     tool_name = models.CharField(max_length=200, blank=True)
@@ -262,7 +272,7 @@ class Message(Enrichable):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = TeamScopedQuerySet.as_manager()
+    objects = SessionPartQuerySet.as_manager()
 
     class Meta:
         ordering = ["session", "seq"]
@@ -330,7 +340,7 @@ class MessageChunk(models.Model):
     model = models.CharField(max_length=100)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = TeamScopedQuerySet.as_manager()
+    objects = SessionPartQuerySet.as_manager()
 
     class Meta:
         ordering = ["message", "index"]
@@ -381,7 +391,7 @@ class Entity(models.Model):
     count = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = TeamScopedQuerySet.as_manager()
+    objects = SessionPartQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "entities"

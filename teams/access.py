@@ -1,8 +1,11 @@
-"""Who may see and do what: the one scoping path shared by the API and the UI.
+"""Who may see and do what: the one scoping path of the API, the UI and search.
 
 A caller is either a person (a signed-in user: the projects of their teams, with their role
 in each team) or an agent (a project API token: that project only, with the rights of a
-member). ``Access.for_request`` builds it; views ask it for querysets and for permission.
+member). ``Access.for_request`` builds it; ``narrowed`` limits it to one of its teams or
+projects (the UI's team switcher, an explicit ``project`` parameter). Views ask it for
+querysets (``scope``) and for permission (``can``); search reads its ``team_ids`` and
+``project_ids`` to write the same scope in SQL.
 
 Another team's object is simply not in the querysets, so looking it up is a 404. A role too
 low for an action on a visible object is a 403: its existence is no secret to a teammate.
@@ -10,14 +13,28 @@ low for an action on a visible object is a 403: its existence is no secret to a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from django.utils import timezone
 
-from teams.models import ROLE_RANK, ApiToken, Membership, Project, Role, hash_token
+from teams.models import ROLE_RANK, ApiToken, Membership, Project, Role, Team, hash_token
 
 # How often a token's last-used time is written (a write per request would be wasteful).
 LAST_USED_RESOLUTION_SECONDS = 60
+
+# Who an action needs, as a refusal says it ("This needs an admin of the team.").
+ROLE_NEEDED = {
+    Role.VIEWER: "a viewer",
+    Role.MEMBER: "a member",
+    Role.ADMIN: "an admin",
+    Role.OWNER: "an owner",
+}
+
+
+def role_needed(role: str) -> str:
+    """What a 403 says when ``role`` is needed and the caller's is lower."""
+    return f"This needs {ROLE_NEEDED.get(role, 'a ' + role)} of the team."
 
 
 class TokenPrincipal:
@@ -59,47 +76,76 @@ def find_active_token(raw: str) -> ApiToken | None:
     return token
 
 
-@dataclass
+@dataclass(frozen=True)
 class Access:
-    user: object
+    """What a caller sees: rows of ``team_ids``, and only of ``project_ids`` when that is not
+    None (an agent's token, or a view narrowed to a project); with its role in each team."""
+
+    team_ids: tuple[int, ...] = ()
+    project_ids: tuple[int, ...] | None = None
+    roles: Mapping[int, str] = field(default_factory=dict)  # team id → role
+    user: object = None
     token: ApiToken | None = None
-    roles: dict[int, str] = field(default_factory=dict)  # team id → role
 
     @classmethod
     def for_request(cls, request) -> Access:
         user = request.user
         if isinstance(user, TokenPrincipal):
-            return cls(user=user, token=user.token)
+            token = user.token
+            return cls(
+                team_ids=(token.team_id,),
+                project_ids=(token.project_id,),
+                roles={token.team_id: Role.MEMBER},
+                user=user,
+                token=token,
+            )
         if not user.is_authenticated:
             return cls(user=user)
         roles = dict(Membership.objects.filter(user=user).values_list("team_id", "role"))
-        return cls(user=user, roles=roles)
+        return cls(team_ids=tuple(sorted(roles)), roles=roles, user=user)
 
     @property
     def is_agent(self) -> bool:
         return self.token is not None
 
-    def team_ids(self) -> list[int]:
-        if self.token is not None:
-            return [self.token.team_id]
-        return list(self.roles)
-
-    def projects(self):
-        if self.token is not None:
-            return Project.objects.filter(pk=self.token.project_id).select_related("team")
-        return Project.objects.filter(team_id__in=self.team_ids()).select_related("team")
+    def narrowed(self, *, team_id: int | None = None, project: Project | None = None) -> Access:
+        """This caller limited to one of its teams and/or one of its projects. Never wider:
+        a team or project it cannot see leaves it seeing nothing."""
+        team_ids, project_ids = self.team_ids, self.project_ids
+        if project is not None:
+            seen = project_ids is None or project.pk in project_ids
+            team_ids = tuple(t for t in team_ids if t == project.team_id)
+            project_ids = (project.pk,) if seen else ()
+        if team_id is not None:
+            team_ids = tuple(t for t in team_ids if t == team_id)
+        roles = {t: self.roles[t] for t in team_ids if t in self.roles}
+        return replace(self, team_ids=team_ids, project_ids=project_ids, roles=roles)
 
     def scope(self, queryset, project_field: str = "project_id"):
-        """Limit a queryset of a team-owned model to what this caller may see."""
-        if self.token is not None:
-            return queryset.filter(
-                team_id=self.token.team_id, **{project_field: self.token.project_id}
-            )
-        return queryset.filter(team_id__in=self.team_ids())
+        """Limit a queryset of a team-owned model to what this caller may see.
+        ``project_field`` reaches a row's project (``"session__project_id"`` for a
+        session's messages)."""
+        queryset = queryset.filter(team_id__in=self.team_ids)
+        if self.project_ids is not None:
+            queryset = queryset.filter(**{f"{project_field}__in": self.project_ids})
+        return queryset
+
+    def teams(self):
+        return Team.objects.filter(pk__in=self.team_ids)
+
+    def projects(self):
+        return self.scope(Project.objects.select_related("team"), project_field="pk")
+
+    def find_project(self, reference: str) -> Project | None:
+        """One of this caller's projects by ``'team/project'`` or id; None if it sees none."""
+        if reference.isdigit():
+            return self.projects().filter(pk=int(reference)).first()
+        if "/" in reference:
+            team_slug, _, project_slug = reference.partition("/")
+            return self.projects().filter(team__slug=team_slug, slug=project_slug).first()
+        return None
 
     def role_in(self, team_id: int) -> str | None:
-        if self.token is not None:
-            return Role.MEMBER if team_id == self.token.team_id else None
         return self.roles.get(team_id)
 
     def can(self, role: str, team_id: int) -> bool:

@@ -1,8 +1,8 @@
 """Tenancy: teams, their members (with roles), their projects, and project API tokens.
 
 Team → Membership (role) → Project → sessions. Every other row in the product carries its
-team, and every query filters by it (``TeamScopedQuerySet.for_team``), so another team's
-object is never found: the API and the UI answer 404, never 403.
+team, and every query a caller makes goes through ``teams.access.Access.scope``, so another
+team's object is never found: the API and the UI answer 404, never 403.
 """
 
 from __future__ import annotations
@@ -31,34 +31,10 @@ class Role(models.TextChoices):
 ROLE_RANK = {Role.VIEWER: 0, Role.MEMBER: 1, Role.ADMIN: 2, Role.OWNER: 3}
 
 
-class TeamScopedQuerySet(models.QuerySet):
-    """The one scoping path: every team-owned model's queryset offers these."""
-
-    team_lookup = "team"
-
-    def for_team(self, team):
-        return self.filter(**{self.team_lookup: team})
-
-    def for_user(self, user):
-        """Rows of the teams ``user`` belongs to (any role)."""
-        if not user.is_authenticated:
-            return self.none()
-        return self.filter(**{f"{self.team_lookup}__memberships__user": user})
-
-
-class TeamQuerySet(models.QuerySet):
-    def for_user(self, user):
-        if not user.is_authenticated:
-            return self.none()
-        return self.filter(memberships__user=user)
-
-
 class Team(models.Model):
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, db_index=False)
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = TeamQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -87,8 +63,6 @@ class Membership(models.Model):
     )
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = TeamScopedQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -133,8 +107,6 @@ class Project(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = TeamScopedQuerySet.as_manager()
-
     class Meta:
         ordering = ["team__name", "name"]
         constraints = [
@@ -159,7 +131,7 @@ def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-class ApiTokenQuerySet(TeamScopedQuerySet):
+class ApiTokenQuerySet(models.QuerySet):
     def active(self):
         return self.filter(revoked_at__isnull=True)
 

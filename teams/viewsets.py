@@ -11,7 +11,7 @@ from functools import cached_property
 from rest_framework import exceptions, viewsets
 from rest_framework.views import APIView
 
-from teams.access import Access
+from teams.access import Access, role_needed
 from teams.models import Project, Role
 
 
@@ -30,10 +30,7 @@ class ScopedMixin:
 
     def require(self, role: str, team_id: int) -> None:
         if not self.access.can(role, team_id):
-            needed = {Role.MEMBER: "a member", Role.ADMIN: "an admin", Role.OWNER: "an owner"}
-            raise exceptions.PermissionDenied(
-                f"This needs {needed.get(role, 'a ' + role)} of the team."
-            )
+            raise exceptions.PermissionDenied(role_needed(role))
 
     def resolve_project(self, value: str | None, *, role: str = Role.MEMBER) -> Project:
         """The project a write goes to: the token's, or the one a person names."""
@@ -44,19 +41,12 @@ class ScopedMixin:
                     {"project": f"this API token belongs to project {project}, not {value!r}"}
                 )
             return project
-        candidates = self.access.projects()
         if value:
-            if value.isdigit():
-                project = candidates.filter(pk=int(value)).first()
-            elif "/" in value:
-                team_slug, _, project_slug = value.partition("/")
-                project = candidates.filter(team__slug=team_slug, slug=project_slug).first()
-            else:
-                project = None
+            project = self.access.find_project(value)
             if project is None:
                 raise exceptions.NotFound(f"No project {value!r} (use 'team/project' or an id).")
         else:
-            writable = [p for p in candidates if self.access.can(role, p.team_id)]
+            writable = [p for p in self.access.projects() if self.access.can(role, p.team_id)]
             if len(writable) != 1:
                 names = ", ".join(str(p) for p in writable[:10]) or "none"
                 raise exceptions.ValidationError(

@@ -1,20 +1,38 @@
-"""Forms of the UI. The session list's filters are applied by the API's ``SessionFilter``;
-these forms only render the inputs and check what the filter cannot (date order, lengths)."""
+"""Forms of the UI. The filters' inputs come from the one filter vocabulary
+(sessions/filters.py), and its parser checks them, as it does the API's parameters."""
 
 from __future__ import annotations
 
 from datetime import datetime, time, timedelta
+from functools import cache
 
 from django import forms
 from django.utils import timezone
+from rest_framework import serializers
 
 from search.service import MAX_LIMIT, MODES
-from sessions.models import EntityType, Lifecycle, Role, SessionStatus, SourceFormat
+from sessions.filters import FiltersSerializer
 from web.pagination import DEFAULT_SORT, SORTS
 
 MAX_QUERY_CHARS = 2000  # as the search API
 SEARCH_PAGE_SIZE = 20
 MAX_SEARCH_PAGE = MAX_LIMIT // SEARCH_PAGE_SIZE
+
+# Every filter of the vocabulary, in the order the pages show them.
+FILTER_INPUTS = (
+    "agent", "workflow", "status", "lifecycle", "source_format", "started_after",
+    "started_before", "ended_after", "ended_before", "topic", "entity_type", "entity", "role",
+)  # fmt: skip
+LABELS = {
+    "source_format": "Source",
+    "started_after": "From",
+    "started_before": "To",
+    "ended_after": "Ended from",
+    "ended_before": "Ended by",
+    "entity_type": "Entity type",
+    "role": "Speaker",
+}
+PLACEHOLDERS = {"entity": "src/auth.py"}
 
 
 def _any(choices, label="Any"):
@@ -25,57 +43,71 @@ def _start_of(day):
     return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
 
 
+@cache
+def vocabulary() -> dict[str, serializers.Field]:
+    return dict(FiltersSerializer().fields)
+
+
+class ShownChoiceField(forms.ChoiceField):
+    """Shows the choices; the filter parser says whether a value is one of them."""
+
+    def valid_value(self, value) -> bool:
+        return True
+
+
+def filter_input(name: str) -> forms.Field:
+    """The page's input for the filter ``name``. Times are picked as days."""
+    field = vocabulary()[name]
+    label = LABELS.get(name)
+    if isinstance(field, serializers.ChoiceField):
+        return ShownChoiceField(required=False, label=label, choices=_any(field.choices.items()))
+    if isinstance(field, serializers.DateTimeField):
+        return forms.DateField(
+            required=False, label=label, widget=forms.DateInput(attrs={"type": "date"})
+        )
+    attrs = {"maxlength": field.max_length}
+    if name in PLACEHOLDERS:
+        attrs["placeholder"] = PLACEHOLDERS[name]
+    return forms.CharField(required=False, label=label, widget=forms.TextInput(attrs=attrs))
+
+
 class FiltersForm(forms.Form):
-    """The filters the session list and the search page share."""
+    """The filters the session list and the search page share: the current team's project,
+    and every filter of the vocabulary. Days stand for times: "From" is the day's start, "To"
+    includes its day. Once valid, ``filters`` holds what was asked for."""
 
     project = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
-    agent = forms.CharField(required=False, max_length=64)
-    workflow = forms.CharField(required=False, max_length=100)
-    status = forms.ChoiceField(required=False, choices=_any(SessionStatus.choices))
-    lifecycle = forms.ChoiceField(required=False, choices=_any(Lifecycle.choices))
-    source_format = forms.ChoiceField(
-        required=False, choices=_any(SourceFormat.choices), label="Source"
-    )
-    started_after = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    started_before = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    topic = forms.CharField(required=False, max_length=64)
-    entity_type = forms.ChoiceField(
-        required=False, choices=_any(EntityType.choices), label="Entity type"
-    )
-    entity = forms.CharField(
-        required=False, max_length=500, widget=forms.TextInput(attrs={"placeholder": "src/auth.py"})
-    )
 
     def __init__(self, *args, projects=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["project"].choices = _any([(p.pk, p.name) for p in projects], "All projects")
+        for name in FILTER_INPUTS:
+            self.fields[name] = filter_input(name)
+        self.order_fields(["project", *FILTER_INPUTS])
         for field in self.fields.values():
             field.widget.attrs.setdefault("class", "input")
 
     def clean(self):
         data = super().clean()
-        after, before = data.get("started_after"), data.get("started_before")
-        if after and before and after > before:
-            self.add_error("started_before", "The end date is before the start date.")
-        for name in ("started_after", "started_before"):
-            day = data.get(name)
-            if day and not 1970 <= day.year <= 9000:
-                self.add_error(name, "Pick a date between 1970 and 9000.")
-        return data
-
-    def date_range(self):
-        """(aware start, aware exclusive end) of the picked days; the end day is included."""
-        data = self.cleaned_data
-        after = data.get("started_after")
-        before = data.get("started_before")
-        return (
-            _start_of(after) if after else None,
-            _start_of(before + timedelta(days=1)) if before else None,
-        )
+        params = {}
+        for name in FILTER_INPUTS:
+            value = data.get(name)
+            if value in (None, ""):
+                continue
+            if isinstance(self.fields[name], forms.DateField):
+                if not 1970 <= value.year <= 9000:
+                    self.add_error(name, "Pick a date between 1970 and 9000.")
+                    continue
+                day = value + timedelta(days=1) if name.endswith("_before") else value
+                value = _start_of(day).isoformat()
+            params[name] = value
+        parser = FiltersSerializer(data=params)
+        if parser.is_valid():
+            self.filters = parser.filters()
+        else:
+            for name, errors in parser.errors.items():
+                self.add_error(name if name in self.fields else None, errors)
+        return self.cleaned_data
 
     @property
     def active_count(self) -> int:
@@ -110,7 +142,6 @@ class SearchForm(FiltersForm):
         choices=[(m, m.capitalize()) for m in MODES],
         initial="hybrid",
     )
-    role = forms.ChoiceField(required=False, choices=_any(Role.choices), label="Speaker")
     page = forms.IntegerField(required=False, min_value=1)
 
     def clean_page(self):

@@ -1,6 +1,7 @@
-"""Keyset (cursor) pagination of the session list: no OFFSET, no COUNT(*), so page 1,000
-costs what page 1 does at 100k sessions. A cursor is the sort key and id of the last row
-seen, and a direction; it is opaque (URL-safe base64 of JSON) and checked on the way in.
+"""Keyset (cursor) pagination of the session list: no OFFSET, no COUNT(*), so a late page
+costs what the first does, however many sessions there are. A cursor is the sort key and id
+of the last row seen, and a direction; it is opaque (URL-safe base64 of JSON) and checked on
+the way in.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The UI's view of who is asking: ``teams.access.Access`` plus the team and project the
 person picked in the header switcher (kept in their Django session).
 
-Everything a page lists goes through ``Access.scope`` first, then is narrowed to the current
-team (and project, when one is picked). Single objects are looked up through
-``Access.scope`` alone, so a link to a teammate's session in another of your teams works,
-and another team's object is a 404.
+Everything a page lists goes through ``Access.scope`` narrowed to the current team (and to
+a project, when one is picked or asked for): ``team_access``, ``project_access``,
+``narrowed``. Single objects are looked up through the whole ``access``, so a link to a
+teammate's session in another of your teams works, and another team's object is a 404.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from django.http import Http404
 from django.shortcuts import render
 
 from sessions.models import Session
-from teams.access import Access
-from teams.models import Project, Role, Team
+from teams.access import Access, role_needed
+from teams.models import Project, Team
 
 SESSION_TEAM_KEY = "web_team_id"
 SESSION_PROJECT_KEY = "web_project_id"
@@ -54,7 +54,7 @@ class Workspace:
 
     @cached_property
     def teams(self) -> list[Team]:
-        return list(Team.objects.filter(pk__in=self.access.team_ids()).order_by("name"))
+        return list(self.access.teams().order_by("name"))
 
     @cached_property
     def team(self) -> Team | None:
@@ -69,7 +69,7 @@ class Workspace:
         """Projects of the current team."""
         if self.team is None:
             return []
-        return list(Project.objects.filter(team=self.team).order_by("name"))
+        return list(self.team_access.projects().order_by("name"))
 
     @cached_property
     def project(self) -> Project | None:
@@ -88,27 +88,42 @@ class Workspace:
     def require(self, role: str, team_id: int | None = None) -> None:
         """A visible object, a role too low: 403 (as the API does)."""
         if not self.can(role, team_id):
-            names = {Role.MEMBER: "a member", Role.ADMIN: "an admin", Role.OWNER: "an owner"}
-            raise PermissionDenied(f"This needs {names.get(role, role)} of the team.")
+            raise PermissionDenied(role_needed(role))
 
     def switch(self, team_id: int | None, project_id: int | None) -> None:
         session = self.request.session
         if team_id in {t.pk for t in self.teams}:
             session[SESSION_TEAM_KEY] = team_id
-            self.__dict__.pop("team", None)
-            self.__dict__.pop("projects", None)
+            for name in ("team", "team_access", "projects"):
+                self.__dict__.pop(name, None)
         self.__dict__.pop("project", None)
         valid = {p.pk for p in self.projects}
         session[SESSION_PROJECT_KEY] = project_id if project_id in valid else None
 
-    # --- querysets ---------------------------------------------------------------------
+    # --- scoping ---------------------------------------------------------------------------
+
+    @cached_property
+    def team_access(self) -> Access:
+        """The caller's access narrowed to the current team (nothing without one)."""
+        if self.team is None:
+            return Access(user=self.access.user)
+        return self.access.narrowed(team_id=self.team.pk)
+
+    def narrowed(self, project_id: int | None) -> Access:
+        """The current team, narrowed to its project ``project_id`` when that names one."""
+        project = next((p for p in self.projects if p.pk == project_id), None)
+        if project is None:
+            return self.team_access
+        return self.team_access.narrowed(project=project)
+
+    @property
+    def project_access(self) -> Access:
+        """The current team, narrowed to the project picked in the switcher, if any."""
+        return self.narrowed(self.project.pk if self.project is not None else None)
 
     def sessions(self):
-        """Sessions of the current team (any deletion state), scoped by Access."""
-        queryset = self.access.scope(Session.objects.all())
-        if self.team is None:
-            return queryset.none()
-        return queryset.filter(team_id=self.team.pk)
+        """Sessions of the current team (any deletion state)."""
+        return self.team_access.scope(Session.objects.all())
 
     def session_or_404(self, public_id: str, *, alive: bool | None = None) -> Session:
         """One session of any of the caller's teams, or 404 (another team's, or none)."""

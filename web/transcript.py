@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sessions.models import Message, Role
+from sessions.models import Message, MessageRole
 
 PAGE_SIZE = 100
 FOLD_CHARS = 4_000
@@ -26,11 +26,11 @@ class Entry:
     @property
     def is_tool_call(self) -> bool:
         m = self.message
-        return m.role != Role.TOOL and bool(m.tool_name or m.tool_call_id)
+        return m.role != MessageRole.TOOL and bool(m.tool_name or m.tool_call_id)
 
     @property
     def is_tool_result(self) -> bool:
-        return self.message.role == Role.TOOL
+        return self.message.role == MessageRole.TOOL
 
     @property
     def kind(self) -> str:
@@ -74,28 +74,28 @@ def _columns(queryset):
 
 
 def load_page(session, *, after: int = -1, limit: int = PAGE_SIZE) -> Page:
-    base = _columns(Message.objects.filter(session=session, team_id=session.team_id))
+    base = _columns(Message.objects.of_session(session))
     rows = list(base.filter(seq__gt=after).order_by("seq")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
-    call_ids = {m.tool_call_id for m in rows if m.tool_call_id and m.role != Role.TOOL}
-    result_ids = {m.tool_call_id for m in rows if m.tool_call_id and m.role == Role.TOOL}
+    call_ids = {m.tool_call_id for m in rows if m.tool_call_id and m.role != MessageRole.TOOL}
+    result_ids = {m.tool_call_id for m in rows if m.tool_call_id and m.role == MessageRole.TOOL}
     # Results of this page's calls, wherever they are; and which of this page's results
     # belong to a call (shown with it, not on their own).
     results: dict[str, list[Message]] = {}
     if call_ids:
-        for m in base.filter(role=Role.TOOL, tool_call_id__in=call_ids).order_by("seq"):
+        for m in base.filter(role=MessageRole.TOOL, tool_call_id__in=call_ids).order_by("seq"):
             results.setdefault(m.tool_call_id, []).append(m)
     paired = set()
     if result_ids:
         paired = set(
             base.filter(tool_call_id__in=result_ids)
-            .exclude(role=Role.TOOL)
+            .exclude(role=MessageRole.TOOL)
             .values_list("tool_call_id", flat=True)
         )
     entries = []
     for m in rows:
-        if m.role == Role.TOOL and m.tool_call_id in paired:
+        if m.role == MessageRole.TOOL and m.tool_call_id in paired:
             continue
         entry = Entry(m)
         if entry.is_tool_call:

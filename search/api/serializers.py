@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rest_framework import serializers
 
 from search.context import DEFAULT_MAX_TOKENS
-from search.filters import Filters
 from search.service import MAX_LIMIT, MODES
-from sessions.api.serializers import MessageSerializer, StorableDateTimeField
-from sessions.models import EntityType, Lifecycle, Role, SessionStatus, SourceFormat
+from sessions.api.serializers import MessageSerializer
+from sessions.filters import Filters, FiltersSerializer
+from sessions.models import EntityType
 
 MAX_QUERY_CHARS = 2000
 MAX_ENTITIES = 500
@@ -17,57 +19,7 @@ DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
 TOKENIZER = "all-MiniLM-L6-v2 WordPiece"
 
 
-class FilterParamsSerializer(serializers.Serializer):
-    """Filters shared by search, context and the entity list: each narrows the sessions
-    looked in."""
-
-    project = serializers.CharField(required=False, help_text="'team/project' or id")
-    agent = serializers.CharField(required=False, max_length=64)
-    workflow = serializers.CharField(required=False, max_length=100)
-    role = serializers.ChoiceField(choices=Role.choices, required=False)
-    status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
-    lifecycle = serializers.ChoiceField(choices=Lifecycle.choices, required=False)
-    source_format = serializers.ChoiceField(choices=SourceFormat.choices, required=False)
-    topic = serializers.CharField(required=False, max_length=64)
-    entity_type = serializers.ChoiceField(choices=EntityType.choices, required=False)
-    entity = serializers.CharField(
-        required=False, max_length=500, help_text="sessions that touched it, e.g. src/auth.py"
-    )
-    started_after = StorableDateTimeField(required=False, input_formats=DATE_FORMATS)
-    started_before = StorableDateTimeField(required=False, input_formats=DATE_FORMATS)
-
-    def filters(self) -> Filters:
-        data = self.validated_data
-        return Filters(
-            **{
-                name: data[name]
-                for name in (
-                    "agent",
-                    "workflow",
-                    "role",
-                    "status",
-                    "lifecycle",
-                    "source_format",
-                    "topic",
-                    "entity_type",
-                    "entity",
-                    "started_after",
-                    "started_before",
-                )
-                if data.get(name)
-            }
-        )
-
-    def validate(self, attrs):
-        after, before = attrs.get("started_after"), attrs.get("started_before")
-        if after and before and after >= before:
-            raise serializers.ValidationError(
-                {"started_before": "must be later than started_after"}
-            )
-        return attrs
-
-
-class SearchParamsSerializer(FilterParamsSerializer):
+class SearchParamsSerializer(FiltersSerializer):
     q = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -146,7 +98,7 @@ class SessionHitSerializer(serializers.Serializer):
     hits = HitSerializer(many=True)
 
 
-class ContextParamsSerializer(FilterParamsSerializer):
+class ContextParamsSerializer(FiltersSerializer):
     query = serializers.CharField(max_length=MAX_QUERY_CHARS)
     current_agent = serializers.CharField(
         required=False, max_length=64, help_text="only sessions of this agent"
@@ -166,10 +118,10 @@ class ContextParamsSerializer(FilterParamsSerializer):
             changes["agent"] = data["current_agent"]
         if data.get("current_workflow"):
             changes["workflow"] = data["current_workflow"]
-        return Filters(**{**filters.__dict__, **changes})
+        return replace(filters, **changes)
 
 
-class EntityParamsSerializer(FilterParamsSerializer):
+class EntityParamsSerializer(FiltersSerializer):
     type = serializers.ChoiceField(choices=EntityType.choices, required=False)
     q = serializers.CharField(required=False, max_length=200, help_text="part of the value")
     limit = serializers.IntegerField(default=50, min_value=1, max_value=MAX_ENTITIES)

@@ -16,7 +16,6 @@ from search.api.serializers import (
     ContextSerializer,
     EntitiesSerializer,
     EntityParamsSerializer,
-    FilterParamsSerializer,
     ResumeSerializer,
     SearchParamsSerializer,
     SearchResultsSerializer,
@@ -24,11 +23,12 @@ from search.api.serializers import (
 )
 from search.context import build_context
 from search.context import resume as resume_session
-from search.filters import Scope
 from search.service import SearchRequest, search, sessions_with_entity
 from search.similar import similar_sessions
 from sessions.entity_stats import entity_counts
+from sessions.filters import FiltersSerializer
 from sessions.models import Entity, Session
+from teams.access import Access
 from teams.models import Role
 from teams.viewsets import ScopedAPIView
 
@@ -56,7 +56,7 @@ def reject_unknown(data, serializer_class) -> None:
 
 
 class FilteredView(ScopedAPIView):
-    params_class = FilterParamsSerializer
+    params_class = FiltersSerializer
 
     def read_params(self, data):
         if not hasattr(data, "keys"):
@@ -66,10 +66,12 @@ class FilteredView(ScopedAPIView):
         params.is_valid(raise_exception=True)
         return params
 
-    def scope(self, params) -> Scope:
+    def scope(self, params) -> Access:
+        """The caller's access, narrowed to the ``project`` asked for."""
         value = params.validated_data.get("project")
-        project = self.resolve_project(value, role=Role.VIEWER) if value else None
-        return Scope.for_access(self.access, project)
+        if not value:
+            return self.access
+        return self.access.narrowed(project=self.resolve_project(value, role=Role.VIEWER))
 
 
 SEARCH_DESCRIPTION = (
@@ -199,7 +201,7 @@ class SessionSearchActions:
     def similar(self, request, id=None):
         session = self.live_session(id)
         limit = _limit(request, "limit", 5, MAX_SIMILAR)
-        found = similar_sessions(session, Scope.for_access(self.access), limit)
+        found = similar_sessions(session, self.access, limit)
         body = {
             "session": session.public_id,
             "similar": [{"session": s, "similarity": similarity} for s, similarity in found],
@@ -238,11 +240,9 @@ class EntitiesView(FilteredView):
     def get(self, request):
         params = self.read_params(request.query_params)
         data = params.validated_data
-        scope = self.scope(params)
-        sessions = Session.objects.alive().filter(team_id__in=scope.team_ids)
-        if scope.project_ids is not None:
-            sessions = sessions.filter(project_id__in=scope.project_ids)
-        entities = Entity.objects.filter(team_id__in=scope.team_ids, session__in=sessions)
+        access = self.scope(params)
+        sessions = params.filters().apply(access.scope(Session.objects.alive()))
+        entities = access.scope(Entity.objects.filter(session__in=sessions), "session__project_id")
         if data.get("type"):
             entities = entities.filter(type=data["type"])
         if data.get("q"):

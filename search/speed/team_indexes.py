@@ -4,15 +4,14 @@ own GIN indexes over their messages' words.
 The shared indexes serve every team at once, so a search of one team pays for the others:
 a team-filtered scan of the shared HNSW graph reads ~(rows wanted / the team's share)
 tuples, and the keyword side ANDs each word's GIN matches (all teams) with the team's
-bitmap (~3 ms to build for a 90k-message team, per word). Without them a big team's vector
-side is a scan of all its chunks' sign bits (search/semantic.py, the quantized path: ~0.2 us
-a chunk, 18 ms at 90k). pgvector's advice for a filter with few distinct values is a
-partial index per value; a team is such a value once it is big, and the big teams are few.
+bitmap (built again for each word). Without them a big team's vector side is a scan of all
+its chunks' sign bits (search/semantic.py, the quantized path). pgvector's advice for a
+filter with few distinct values is a partial index per value; a team is such a value once
+it is big, and the big teams are few.
 
-Measured at 1M messages in 100 teams (the bench/search_speed.py data), for the 90k-message
-team, warm: the vector side's first step goes from 18 ms (quantized) to 4-5 ms with recall@10
-0.98-1.0 against the exact scan, and the keyword candidates from ~22 ms to ~16 ms. A team's
-HNSW index takes ~2 KB per chunk; its three indexes build in ~27 s per 90k messages.
+With them, a big team's vector side and keyword candidates are faster, with recall close to
+the exact scan's; what they cost in space and build time grows with the team's messages
+(bench/search_speed.py measures all of it).
 
 ``ensure()`` builds the indexes of teams that reached ``TEAM_INDEX_MIN_MESSAGES`` and drops
 those of teams that are gone; Celery beat runs it hourly (``search.tasks.build_team_indexes``), and

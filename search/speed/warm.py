@@ -1,10 +1,9 @@
 """Reading what searches read into PostgreSQL's buffers, after a restart.
 
 On these VMs the OS gives its page cache back within seconds, so a block outside
-shared_buffers is a disk read (~60 us). At 1M messages in 100 teams (``bench/search_speed.py``,
-with and without ``--no-warm``, back to back), warming took the first question to each team
-after a restart from p95 200 ms to 94 ms, and new questions after 1,500 searches from p95 54
-ms to 29 ms (disk blocks read per search: 44 to 19).
+shared_buffers is a disk read. Warming makes the first question to each team after a
+restart, and new questions long after, markedly faster, with fewer disk blocks read per
+search (``bench/search_speed.py`` with and without ``--no-warm``, back to back, measures it).
 pg_prewarm would do this, but the embedded PostgreSQL ships without contrib, so each step is
 a query that reads the pages a search reads, in this order:
 

@@ -23,7 +23,7 @@ from sessions.capture.importers.base import (
 )
 from sessions.capture.sanitize import clean_json, clean_surrogates
 from sessions.forget.lifecycle import recovery_deadline
-from sessions.models import Lifecycle, Message, Role, Session, SessionStatus, SourceFormat
+from sessions.models import Lifecycle, Message, MessageRole, Session, SessionStatus, SourceFormat
 
 MAX_TOPICS = 50
 # PostgreSQL's timestamptz takes offsets up to ±15:59; Python parses up to ±23:59.
@@ -173,7 +173,7 @@ class TranscriptTextField(serializers.CharField):
 class MessageInSerializer(StorableFieldsMixin, serializers.Serializer):
     storage_model = Message
 
-    role = serializers.ChoiceField(choices=Role.choices)
+    role = serializers.ChoiceField(choices=MessageRole.choices)
     content = TranscriptTextField(allow_blank=True)
     author = serializers.CharField(required=False, allow_blank=True, default="")
     timestamp = serializers.DateTimeField(required=False, allow_null=True, default=None)

@@ -5,7 +5,6 @@ the state an action needs); ``memoryapp.api_errors`` answers them, in one place.
 
 from __future__ import annotations
 
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -23,7 +22,7 @@ from rest_framework.response import Response
 
 from memoryapp.openapi import error
 from search.api.views import SessionSearchActions
-from sessions.api.filters import SessionFilter
+from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
 from sessions.api.schema import AppendResultSerializer, CaptureResultSerializer
@@ -41,6 +40,7 @@ from sessions.capture.importers import FORMATS, parse
 from sessions.capture.service import append_messages as append_to_session
 from sessions.capture.service import capture_session, capture_sessions
 from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
+from sessions.filters import FiltersSerializer
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
 from sessions.forget.lifecycle import purge, restore, soft_delete
@@ -102,8 +102,7 @@ class SessionViewSet(
     lookup_url_kwarg = "id"
     serializer_class = SessionSerializer
     pagination_class = SessionCursorPagination
-    filter_backends = [DjangoFilterBackend, OrderingFilter]
-    filterset_class = SessionFilter
+    filter_backends = [SessionFiltersBackend, OrderingFilter]
     ordering_fields = ["started_at", "ended_at", "message_count", "size_bytes"]
 
     def get_queryset(self):
@@ -115,6 +114,7 @@ class SessionViewSet(
 
     @extend_schema(
         parameters=[
+            FiltersSerializer,
             OpenApiParameter("deleted", OpenApiTypes.BOOL, description="list the trash"),
             OpenApiParameter(
                 "ordering",
@@ -201,7 +201,7 @@ class SessionViewSet(
     def messages(self, request, id=None):
         session = self.get_object()
         if request.method == "GET":
-            messages = Message.objects.filter(session=session, team_id=session.team_id)
+            messages = Message.objects.of_session(session)
             paginator = MessageCursorPagination()
             page = paginator.paginate_queryset(messages, request, view=self)
             return paginator.get_paginated_response(MessageSerializer(page, many=True).data)
@@ -342,6 +342,6 @@ class PipelineView(ScopedAPIView):
         )
     )
     def get(self, request):
-        state = pipeline_state(team_ids=self.access.team_ids())
+        state = pipeline_state(team_ids=self.access.team_ids)
         state["queue_depth"] = broker_queue_depth()
         return Response(state)

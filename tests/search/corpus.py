@@ -10,6 +10,7 @@ from django.utils import timezone
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.enrich import pipeline
+from teams.access import Access
 
 AUTH = [
     ("user", "The login page keeps rejecting valid users after the upgrade."),
@@ -33,6 +34,11 @@ COOKING = [
     ("user", "What should I cook for dinner tonight?"),
     ("assistant", "A mushroom risotto: arborio rice, stock, parmesan and a little white wine."),
 ]
+
+
+def project_access(project) -> Access:
+    """What an agent holding the project's token sees."""
+    return Access(team_ids=(project.team_id,), project_ids=(project.pk,))
 
 
 def capture(

@@ -9,10 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from search import keyword
-from search.filters import Filters, Scope
 from search.service import SearchRequest, search
+from sessions.filters import Filters
 from tests.factories import ProjectFactory
-from tests.search.corpus import DEPLOY, capture, embed_all
+from tests.search.corpus import DEPLOY, capture, embed_all, project_access
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def corpus(project):
 
 def run(project, query, **options):
     filters = options.pop("filters", Filters())
-    return search(Scope.for_access(None, project), SearchRequest(query, filters=filters, **options))
+    return search(project_access(project), SearchRequest(query, filters=filters, **options))
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])

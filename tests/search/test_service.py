@@ -6,13 +6,22 @@ from __future__ import annotations
 import pytest
 
 from search import semantic
-from search.filters import Filters, Scope
 from search.service import SearchRequest, search, sessions_with_entity
 from search.speed import team_indexes
+from sessions.filters import Filters
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Message
+from teams.access import Access
 from tests.factories import EntityFactory, ProjectFactory, TeamFactory
-from tests.search.corpus import AUTH, COOKING, DEPLOY, build_team_indexes, capture, embed_all
+from tests.search.corpus import (
+    AUTH,
+    COOKING,
+    DEPLOY,
+    build_team_indexes,
+    capture,
+    embed_all,
+    project_access,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +39,7 @@ def corpus(project):
 
 def run(project, query, **options):
     filters = options.pop("filters", Filters())
-    return search(Scope.for_access(None, project), SearchRequest(query, filters=filters, **options))
+    return search(project_access(project), SearchRequest(query, filters=filters, **options))
 
 
 def test_hybrid_finds_a_paraphrase_with_no_shared_words(project, corpus):
@@ -98,7 +107,7 @@ def test_entity_filter_and_search_by_entity(project, corpus):
     )
     result = run(project, "tokens", filters=Filters(entity_type="FILE", entity="src/auth.py"))
     assert {h.session for h in result.hits} == {corpus["auth"]}
-    scope = Scope.for_access(None, project)
+    scope = project_access(project)
     touched = sessions_with_entity(scope, Filters(entity="SRC/auth.py"), limit=10)
     assert [s.session for s in touched] == [corpus["auth"]]
 
@@ -211,7 +220,7 @@ def test_a_small_share_of_an_indexed_team_is_not_sent_to_its_graph(project, corp
     ours = run(project, "deploying to production", mode="semantic", limit=5)
     assert ours.vector_path == "quantized"
     whole_team = search(
-        Scope(team_ids=(project.team_id,)),
+        Access(team_ids=(project.team_id,)),
         SearchRequest("deploying to production", mode="semantic", limit=5),
     )
     assert whole_team.vector_path == "team-hnsw"
@@ -222,7 +231,7 @@ def test_team_graph_is_read_only_as_far_as_the_scope_needs(project, corpus, monk
     add_distractors(project)
     approximate_path(monkeypatch, "team-hnsw")
     chunks = team_indexes.indexed_teams()[project.team_id]
-    team = Scope(team_ids=(project.team_id,))
+    team = Access(team_ids=(project.team_id,))
     whole = semantic.team_overfetch(team, Filters(), chunks)
     half = semantic.team_overfetch(team, Filters(), chunks // 2)
     assert whole == semantic.TEAM_OVERFETCH_MARGIN

@@ -452,7 +452,7 @@ def test_normalize_is_idempotent_and_matches_what_the_api_filters_by():
     for kind, value, _start, _end in found:
         key = normalize(kind, value)
         assert normalize(kind, key) == key
-        # sessions/api/filters.py compares normalized with the query's .strip().lower().
+        # sessions/filters.py compares normalized with the query's .strip().lower().
         assert key == key.strip().lower()
 
 

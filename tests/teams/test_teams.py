@@ -1,15 +1,18 @@
 """Teams, roles, scoping, API tokens and the commands that make them."""
 
 from io import StringIO
+from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser
 from django.core.management import CommandError, call_command
 from django.test import Client
 
 from sessions.models import Session
+from teams.access import Access, TokenPrincipal
 from teams.models import ApiToken, Membership, Project, Role, Team, hash_token
-from tests.factories import MembershipFactory, SessionFactory
+from tests.factories import MembershipFactory, ProjectFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -21,15 +24,55 @@ def test_roles_include_the_roles_below_them():
     assert admin.allows(Role.MEMBER) and admin.allows(Role.ADMIN) and not admin.allows(Role.OWNER)
 
 
+def access_of(user) -> Access:
+    return Access.for_request(SimpleNamespace(user=user))
+
+
 def test_scoping_returns_only_the_users_teams(team, project, teammate, outsider):
     mine = SessionFactory(project=project)
     SessionFactory()  # another team's
-    assert list(Session.objects.for_user(teammate)) == [mine]
-    assert list(Session.objects.for_team(team)) == [mine]
-    assert mine not in Session.objects.for_user(outsider)
-    assert list(Team.objects.for_user(teammate)) == [team]
-    assert project not in Project.objects.for_user(outsider)
-    assert list(Project.objects.for_user(teammate)) == [project]
+    assert list(access_of(teammate).scope(Session.objects.all())) == [mine]
+    assert mine not in access_of(outsider).scope(Session.objects.all())
+    assert list(access_of(teammate).teams()) == [team]
+    assert project not in access_of(outsider).projects()
+    assert list(access_of(teammate).projects()) == [project]
+    assert not access_of(AnonymousUser()).scope(Session.objects.all()).exists()
+
+
+def test_a_token_sees_its_project_only(team, project):
+    ours = SessionFactory(project=project)
+    SessionFactory(project=ProjectFactory(team=team))  # a sibling project of the same team
+    token, _ = ApiToken.issue(project)
+    access = access_of(TokenPrincipal(token))
+    assert list(access.scope(Session.objects.all())) == [ours]
+    assert list(access.projects()) == [project]
+    assert access.can(Role.MEMBER, team.pk) and not access.can(Role.ADMIN, team.pk)
+
+
+def test_narrowing_never_widens(team, project, teammate, outsider):
+    mine = SessionFactory(project=project)
+    sibling = SessionFactory(project=ProjectFactory(team=team))
+    theirs = SessionFactory()
+    access = access_of(teammate)
+    assert list(access.narrowed(project=project).scope(Session.objects.all())) == [mine]
+    assert set(access.narrowed(team_id=team.pk).scope(Session.objects.all())) == {mine, sibling}
+    # Another team's project or team: nothing at all, not that team's rows.
+    elsewhere = [access.narrowed(project=theirs.project), access.narrowed(team_id=theirs.team_id)]
+    for narrowed in elsewhere:
+        assert not narrowed.scope(Session.objects.all()).exists()
+        assert narrowed.team_ids == () and not narrowed.can(Role.VIEWER, theirs.team_id)
+    token, _ = ApiToken.issue(project)
+    agent = access_of(TokenPrincipal(token))
+    assert not agent.narrowed(project=sibling.project).scope(Session.objects.all()).exists()
+
+
+def test_a_project_is_found_by_reference_only_among_the_callers(project, teammate, outsider):
+    reference = f"{project.team.slug}/{project.slug}"
+    assert access_of(teammate).find_project(reference) == project
+    assert access_of(teammate).find_project(str(project.pk)) == project
+    assert access_of(outsider).find_project(reference) is None
+    assert access_of(outsider).find_project(str(project.pk)) is None
+    assert access_of(teammate).find_project(project.slug) is None  # neither form
 
 
 def test_token_is_stored_hashed_with_a_visible_prefix(project):

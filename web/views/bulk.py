@@ -46,9 +46,10 @@ def _list_url(query: str) -> str:
 def _by_filter(request, workspace, query: str):
     """The list's filter form and the sessions it matches, or a redirect saying why not:
     the filters are invalid, or none narrows the list (everything would go)."""
-    form, queryset, errors = filtered_sessions(request, workspace)
-    if errors or queryset is None:
-        messages.error(request, "Fix the filters first: " + " ".join(errors or ["invalid"]))
+    form, queryset = filtered_sessions(request, workspace)
+    if queryset is None:
+        problems = (f"{name}: {' '.join(errs)}" for name, errs in form.errors.items())
+        messages.error(request, "Fix the filters first: " + "; ".join(problems))
         return None, None, redirect(_list_url(query))
     narrowing = [
         k for k, v in form.cleaned_data.items() if v not in (None, "") and k not in NOT_FILTERS

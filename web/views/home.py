@@ -124,12 +124,11 @@ def project_totals(workspace) -> tuple[list[dict], dict]:
 
 def top_entities(workspace, since) -> list[dict]:
     """The entities most sessions touched since ``since`` (sessions of the scope, alive)."""
-    if workspace.team is None:
-        return []
-    sessions = workspace.sessions().alive().filter(started_at__gte=since)
-    if workspace.project is not None:
-        sessions = sessions.filter(project=workspace.project)
-    entities = Entity.objects.filter(team_id=workspace.team.pk, session__in=sessions.values("id"))
+    access = workspace.project_access
+    sessions = access.scope(Session.objects.alive()).filter(started_at__gte=since)
+    entities = access.scope(
+        Entity.objects.filter(session__in=sessions.values("id")), "session__project_id"
+    )
     return entity_counts(entities, TOP_ENTITIES)
 
 
@@ -137,9 +136,7 @@ def top_entities(workspace, since) -> list[dict]:
 def home(request):
     workspace = Workspace.of(request)
     context = {"chart_days": CHART_DAYS}
-    scoped = workspace.sessions().alive()
-    if workspace.project:
-        scoped = scoped.filter(project=workspace.project)
+    scoped = workspace.project_access.scope(Session.objects.alive())
     context["recent"] = list(
         scoped.select_related("project")
         .only(*RECENT_COLUMNS)
@@ -155,8 +152,7 @@ def home(request):
 def enrichment(request):
     """The dashboard's enrichment card: pending, failed, throughput (whole current team)."""
     workspace = Workspace.of(request)
-    team = workspace.team
-    state = pipeline.pipeline_state(team_ids=[team.pk])
+    state = pipeline.pipeline_state(team_ids=workspace.team_access.team_ids)
     failed = state["messages"]["failed"] + state["sessions"]["failed"]
     pending = state["messages"]["pending"] + state["sessions"]["pending"]
     return render(
@@ -176,11 +172,11 @@ def enrichment(request):
 def retry_failures(request):
     """Failed enrichment of the current team back to pending (admins), and wake a worker."""
     workspace = Workspace.of(request)
-    team = workspace.team
     workspace.require(Role.ADMIN)
+    access = workspace.team_access
     with transaction.atomic():
-        sessions = pipeline.retry_failed(Session.objects.filter(team_id=team.pk))
-        msgs = pipeline.retry_failed(Message.objects.filter(team_id=team.pk))
+        sessions = pipeline.retry_failed(access.scope(Session.objects.all()))
+        msgs = pipeline.retry_failed(access.scope(Message.objects.all(), "session__project_id"))
     if sessions or msgs:
         transaction.on_commit(poke_enrichment)
         messages.success(

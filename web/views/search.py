@@ -12,7 +12,6 @@ import logging
 from django.db import DatabaseError, transaction
 from django.shortcuts import render
 
-from search.filters import Filters, Scope
 from search.service import SearchRequest, search, sessions_with_entity
 from web.forms import MAX_SEARCH_PAGE, SEARCH_PAGE_SIZE, SearchForm
 from web.scope import Workspace, team_required
@@ -20,31 +19,10 @@ from web.views.sessions import with_workspace_project
 
 logger = logging.getLogger(__name__)
 
-FILTER_NAMES = (
-    "agent", "workflow", "role", "status", "lifecycle", "source_format", "topic",
-    "entity_type", "entity",
-)  # fmt: skip
 ENTITY_SESSIONS = 50
 # Hybrid/keyword hits with no keyword in common and almost no semantic closeness
 # (relevance rounds to 0%) only bury the real ones.
 MIN_RELEVANCE = 0.01
-
-
-def search_filters(form: SearchForm) -> Filters:
-    data = form.cleaned_data
-    after, before = form.date_range()
-    values = {name: data[name] for name in FILTER_NAMES if data.get(name)}
-    return Filters(**values, started_after=after, started_before=before)
-
-
-def search_scope(workspace, form: SearchForm) -> Scope:
-    if workspace.team is None:
-        return Scope(team_ids=())
-    project_id = form.cleaned_data.get("project")
-    project = next((p for p in workspace.projects if p.pk == project_id), None)
-    if project is not None:
-        return Scope.for_access(workspace.access, project)
-    return Scope(team_ids=(workspace.team.pk,))
 
 
 @team_required
@@ -66,13 +44,13 @@ def search_page(request):
 
     data = form.cleaned_data
     query, page = data["q"].strip(), data["page"]
-    filters, scope = search_filters(form), search_scope(workspace, form)
+    filters, access = form.filters, workspace.narrowed(data.get("project"))
     try:
         with transaction.atomic():
             if query:
                 wanted = page * SEARCH_PAGE_SIZE
                 result = search(
-                    scope,
+                    access,
                     SearchRequest(
                         query,
                         mode=data.get("mode") or "hybrid",
@@ -91,7 +69,7 @@ def search_page(request):
                     took_ms=round(result.took_ms),
                 )
             else:
-                found = sessions_with_entity(scope, filters, ENTITY_SESSIONS)
+                found = sessions_with_entity(access, filters, ENTITY_SESSIONS)
                 context.update(state="entity" if found else "none", results=found)
     except DatabaseError:
         logger.exception("search failed for %r", query[:200])

@@ -10,7 +10,6 @@ from django.db.models import Count
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from search.filters import Scope
 from search.similar import similar_sessions
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
@@ -37,9 +36,9 @@ def _int(value, default: int | None = None) -> int | None:
 def grouped_entities(session) -> OrderedDict:
     labels = dict(EntityType.choices)
     groups: OrderedDict = OrderedDict()
-    rows = Entity.objects.filter(session=session, team_id=session.team_id).order_by(
-        "type", "-count", "normalized"
-    )[:ENTITIES_SHOWN]
+    rows = Entity.objects.of_session(session).order_by("type", "-count", "normalized")[
+        :ENTITIES_SHOWN
+    ]
     for entity in rows:
         groups.setdefault(labels.get(entity.type, entity.type), []).append(entity)
     return groups
@@ -47,7 +46,7 @@ def grouped_entities(session) -> OrderedDict:
 
 def enrichment_state(session) -> dict:
     counts = dict(
-        Message.objects.filter(session=session, team_id=session.team_id)
+        Message.objects.of_session(session)
         .values_list("enrichment_status")
         .annotate(n=Count("id"))
         .values_list("enrichment_status", "n")
@@ -96,8 +95,8 @@ def session_messages(request, public_id):
 def session_similar(request, public_id):
     workspace = Workspace.of(request)
     session = workspace.session_or_404(public_id)
-    scope = Scope(team_ids=(session.team_id,))
-    similar = similar_sessions(session, scope, SIMILAR_SHOWN)
+    access = workspace.access.narrowed(team_id=session.team_id)
+    similar = similar_sessions(session, access, SIMILAR_SHOWN)
     template = "web/session/_similar.html" if is_htmx(request) else "web/session/similar.html"
     return render(
         request,

@@ -1,4 +1,4 @@
-"""The session list: the API's ``SessionFilter``, a sort, keyset pagination."""
+"""The session list: the shared filters (sessions/filters.py), a sort, keyset pagination."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from django.db.models import OuterRef, Subquery
 from django.db.models.functions import Left
 from django.shortcuts import render
 
-from sessions.api.filters import SessionFilter
-from sessions.models import Message
-from sessions.models import Role as MessageRole
+from sessions.models import Message, MessageRole, Session
 from teams.models import Role
 from web.forms import SessionListForm
 from web.pagination import DEFAULT_SORT, BadCursor, paginate
@@ -32,27 +30,6 @@ def first_request():
     return Subquery(first)
 
 
-def filter_params(form: SessionListForm) -> dict[str, str]:
-    """The form's clean values as ``SessionFilter`` parameters."""
-    data = form.cleaned_data
-    params = {}
-    for name in ("agent", "workflow", "status", "lifecycle", "source_format", "topic"):
-        if data.get(name):
-            params[name] = data[name]
-    if data.get("project"):
-        params["project"] = str(data["project"])
-    if data.get("entity_type"):
-        params["entity_type"] = data["entity_type"]
-    if data.get("entity"):
-        params["entity"] = data["entity"]
-    after, before = form.date_range()
-    if after:
-        params["started_after"] = after.isoformat()
-    if before:
-        params["started_before"] = before.isoformat()
-    return params
-
-
 def with_workspace_project(request, workspace) -> dict:
     """The query, with the switcher's project when the form did not say (first visit)."""
     data = request.GET.copy()
@@ -62,22 +39,21 @@ def with_workspace_project(request, workspace) -> dict:
 
 
 def filtered_sessions(request, workspace):
-    """The list's form and its filtered queryset (of the current team; any deletion state),
-    or errors. Shared by the list and bulk delete, so both see the same sessions."""
+    """The list's form and its filtered queryset (of the current team, narrowed to the
+    project asked for; any deletion state), or None while the form has errors. Shared by
+    the list and bulk delete, so both see the same sessions."""
     form = SessionListForm(with_workspace_project(request, workspace), projects=workspace.projects)
     if not form.is_valid():
-        return form, None, []
-    filterset = SessionFilter(filter_params(form), queryset=workspace.sessions())
-    if not filterset.is_valid():
-        return form, None, [f"{k}: {' '.join(v)}" for k, v in filterset.errors.items()]
-    return form, filterset.qs, []
+        return form, None
+    access = workspace.narrowed(form.cleaned_data.get("project"))
+    return form, form.filters.apply(access.scope(Session.objects.all()))
 
 
 @team_required
 def session_list(request):
     workspace = Workspace.of(request)
-    form, queryset, errors = filtered_sessions(request, workspace)
-    page = None
+    form, queryset = filtered_sessions(request, workspace)
+    page, errors = None, []
     sort = (
         form.cleaned_data.get("sort") if hasattr(form, "cleaned_data") else None
     ) or DEFAULT_SORT

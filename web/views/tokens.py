@@ -15,11 +15,8 @@ from web.scope import Workspace, team_required
 
 
 def _tokens(workspace):
-    if workspace.team is None:
-        return ApiToken.objects.none()
     return (
-        workspace.access.scope(ApiToken.objects.all())
-        .filter(team=workspace.team)
+        workspace.team_access.scope(ApiToken.objects.all())
         .select_related("project", "created_by")
         .order_by("revoked_at", "-created_at")
     )

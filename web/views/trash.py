@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 
 from sessions.forget.lifecycle import purge, recovery_deadline, restore
+from sessions.models import Session
 from teams.models import Role
 from web.pagination import TRASH_SORTS, BadCursor, paginate
 from web.scope import Workspace, team_required
@@ -17,9 +18,8 @@ from web.views.util import session_action, wrong_state_redirect
 @team_required
 def trash(request):
     workspace = Workspace.of(request)
-    queryset = workspace.sessions().in_trash().select_related("project", "deleted_by")
-    if workspace.project is not None:
-        queryset = queryset.filter(project=workspace.project)
+    queryset = workspace.project_access.scope(Session.objects.in_trash())
+    queryset = queryset.select_related("project", "deleted_by")
     errors = []
     try:
         page = paginate(queryset, "deleted", request.GET.get("cursor"), sorts=TRASH_SORTS)
