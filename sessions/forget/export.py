@@ -368,7 +368,7 @@ def export_response(session: Any, fmt: str | None) -> StreamingHttpResponse:
         raise UnknownExportFormat(fmt)
     content_type, extension = FORMATS[fmt]
     messages = (
-        Message.objects.filter(session=session, team_id=session.team_id)
+        Message.objects.of_session(session)
         .defer("search_vector", "context_vector")  # large, and not exported
         .order_by("seq")
         .iterator(chunk_size=1000)
