@@ -60,6 +60,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sessions.capture.shell_tools import is_shell_tool
+from sessions.enrich.text import word_set
+from sessions.enrich.transcript import attr
+
 FILE = "FILE"
 FUNCTION = "FUNCTION"
 CLASS = "CLASS"
@@ -87,10 +91,6 @@ class Extracted:
     context: str
     count: int
     first_index: int
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def normalize(type: str, value: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # vocabulary
 
-_EXTENSIONS = _words(
+_EXTENSIONS = word_set(
     """
     py pyi pyx pxd ipynb js mjs cjs ts mts cts tsx jsx vue svelte astro go rs java kt kts scala
     groovy gradle rb erb php c h cpp cxx hpp hxx cs swift dart lua ex exs erl elm zig sol
@@ -162,11 +162,11 @@ _EXTENSIONS = _words(
     zip gz tgz whl pem crt db sqlite sqlite3 parquet pkl pt pth onnx patch diff
     """
 )
-_KNOWN_NAMES = _words(
+_KNOWN_NAMES = word_set(
     "Dockerfile Containerfile Makefile GNUmakefile Procfile Gemfile Rakefile Vagrantfile "
     "Jenkinsfile Justfile Pipfile Brewfile Podfile Caddyfile Snakefile"
 )
-_DOTFILES = _words(
+_DOTFILES = word_set(
     """
     .env .gitignore .gitattributes .gitmodules .dockerignore .editorconfig .npmrc .nvmrc
     .yarnrc .prettierrc .prettierignore .eslintrc .eslintignore .babelrc .bashrc .zshrc
@@ -176,26 +176,26 @@ _DOTFILES = _words(
 )
 # Names that are variables, not files: "self.lock", "process.env", "config.json" is a file
 # only with a directory or quotes around it in code.
-_OBJECT_STEMS = _words(
+_OBJECT_STEMS = word_set(
     "self this cls window document console process os sys np pd math json ctx req res "
     "obj args kwargs options opts event e err"
 )
 # Extensions that are also attribute names (torch.log, mock.patch, np.sum, self.db): with no
 # directory and no quote before them, the name must look like a file name.
-_AMBIGUOUS_EXTENSIONS = _words("log patch diff sum mod db lock sql pt cmd")
-_AMBIGUOUS_STEMS = _words(
+_AMBIGUOUS_EXTENSIONS = word_set("log patch diff sum mod db lock sql pt cmd")
+_AMBIGUOUS_STEMS = word_set(
     "go yarn cargo poetry pipfile uv composer gemfile flake podfile mix bun package-lock "
     "npm-debug yarn-error error access debug server build output install app test data"
 )
-_DOMAINS = _words("docs.rs")
+_DOMAINS = word_set("docs.rs")
 # "Node.js", "Next.js": libraries, not files.
-_JS_LIBRARIES = _words(
+_JS_LIBRARIES = word_set(
     "node next nuxt vue react angular express chart three d3 socket ember backbone "
     "alpine solid svelte nest p5 anime moment day video"
 )
 # First directory of an extensionless absolute path that is a filesystem path (a URL route
 # like /api/v1/sessions is not a file).
-_FS_ROOTS = _words(
+_FS_ROOTS = word_set(
     "home Users usr etc var tmp opt mnt srv root bin sbin lib lib64 workspace workspaces "
     "Volumes private app code data work Library Applications System nix snap media "
     "builds repo repos src"
@@ -203,16 +203,16 @@ _FS_ROOTS = _words(
 _QUOTES = "'\"`<"
 _PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.~/\\+-")
 
-_PY_KEYWORDS = _words(
+_PY_KEYWORDS = word_set(
     "if elif else for while with return yield lambda not and or in is assert del raise try "
     "except finally import from as class def pass break continue global nonlocal await async "
     "print exec match case"
 )
-_JS_KEYWORDS = _words(
+_JS_KEYWORDS = word_set(
     "if for while switch catch function return typeof instanceof new delete void throw do "
     "case require import export super this constructor await async yield"
 )
-_BUILTINS = _words(
+_BUILTINS = word_set(
     """
     len range str int float bool dict list set tuple isinstance issubclass super open format
     get type id map filter zip enumerate sorted reversed min max sum abs any all iter next
@@ -221,7 +221,7 @@ _BUILTINS = _words(
     bytearray memoryview globals locals eval compile help breakpoint exit quit
     """
 )
-_GENERIC_METHODS = _words(
+_GENERIC_METHODS = word_set(
     """
     append extend pop push shift unshift keys values items join split strip lstrip rstrip
     replace lower upper get set add remove update copy clear sort map filter forEach then
@@ -232,7 +232,7 @@ _NOT_FUNCTIONS = _PY_KEYWORDS | _JS_KEYWORDS | _BUILTINS
 
 _CLASS_SUFFIXES = tuple(
     sorted(
-        _words(
+        word_set(
             """
             Service Controller Manager Handler Model View ViewSet Serializer Factory Client
             Provider Repository Builder Adapter Middleware Component Config Configuration Form
@@ -252,7 +252,7 @@ _CLASS_SUFFIXES = tuple(
 )
 _ERROR_SUFFIXES = ("Error", "Exception")
 # PascalCase words that are products and languages, not classes.
-_NOT_CLASSES = _words(
+_NOT_CLASSES = word_set(
     """
     TypeScript JavaScript CoffeeScript PyTorch TensorFlow GitHub GitLab BitBucket PostgreSQL
     MySQL MongoDB NoSQL FastAPI NumPy SciPy OpenAI ChatGPT LinkedIn YouTube WordPress
@@ -266,14 +266,14 @@ _NOT_CLASSES = _words(
     PostToolUse UserPromptSubmit PreCompact SubagentStop LoCoMo
     """
 )
-_OTHER_ERRORS = _words(
+_OTHER_ERRORS = word_set(
     "KeyboardInterrupt StopIteration StopAsyncIteration SystemExit GeneratorExit "
     "ENOENT EACCES EPERM EEXIST ECONNREFUSED ECONNRESET EADDRINUSE ETIMEDOUT EPIPE "
     "ENOTFOUND EISDIR ENOTDIR EMFILE"
 )
 
 # Command-line tools recognised at the start of an inline code span.
-_CLI_TOOLS = _words(
+_CLI_TOOLS = word_set(
     """
     pytest npm npx yarn pnpm bun deno pip pip3 pipx uv uvx poetry pipenv conda mamba pdm rye
     git gh docker docker-compose podman kubectl helm minikube kind terraform ansible make
@@ -289,24 +289,24 @@ _CLI_TOOLS = _words(
 )
 # Tools that are English words too: the span must go on with one of these.
 _SUBCOMMANDS = {
-    "go": _words("build run test mod get install vet fmt generate work tool env"),
+    "go": word_set("build run test mod get install vet fmt generate work tool env"),
 }
-_SHELL_LANGS = _words("bash sh shell zsh fish ksh powershell pwsh ps1 cmd bat")
-_CONSOLE_LANGS = _words("console terminal shell-session shellsession sh-session")
-_PROSE_LANGS = _words("markdown md mdx")
+_SHELL_LANGS = word_set("bash sh shell zsh fish ksh powershell pwsh ps1 cmd bat")
+_CONSOLE_LANGS = word_set("console terminal shell-session shellsession sh-session")
+_PROSE_LANGS = word_set("markdown md mdx")
 # Blocks read like tool output (paths need no quotes; no "name()" mentions): logs and config.
-_OUTPUT_LANGS = _words(
+_OUTPUT_LANGS = word_set(
     "text txt output log plaintext plain dockerfile docker yaml yml toml ini cfg conf env "
     "dotenv properties makefile make gitignore nginx apache csv tsv"
 )
-_SHELL_KEYWORDS = _words(
+_SHELL_KEYWORDS = word_set(
     "if then else elif fi for while until do done case esac function select in return exit "
     "local declare readonly set unset shift break continue true false trap wait eval exec "
     "{ } ( ) [ [[ ]] ;; EOF"
 )
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
-_NODE_BUILTINS = _words(
+_NODE_BUILTINS = word_set(
     """
     assert async_hooks buffer child_process cluster console constants crypto dgram dns domain
     events fs http http2 https inspector module net os path perf_hooks process punycode
@@ -314,7 +314,7 @@ _NODE_BUILTINS = _words(
     v8 vm wasi worker_threads zlib test
     """
 )
-_GO_STDLIB = _words(
+_GO_STDLIB = word_set(
     """
     fmt os io net time strings strconv errors context sync log bytes bufio sort math flag
     path regexp testing unicode encoding crypto html image reflect runtime embed hash mime
@@ -365,7 +365,7 @@ _INSTALLERS = sorted(
     ),
     key=lambda item: -len(item[0]),
 )
-_FLAGS_WITH_ARGUMENT = _words(
+_FLAGS_WITH_ARGUMENT = word_set(
     "-r --requirement -c --constraint -e --editable -i --index-url --extra-index-url -t "
     "--target -f --find-links --registry --prefix --group --python -p --channel --source "
     "--version --tag --cwd --filter -w --workspace"
@@ -1252,27 +1252,15 @@ def extract_from_text(text: str) -> list[Found]:
     return scan.result()
 
 
-_FILE_TOOLS = _words(
+_FILE_TOOLS = word_set(
     "edit write read multiedit notebookedit notebookread create str_replace_editor view "
     "view_file read_file write_file edit_file create_file apply_patch str_replace "
     "str_replace_based_edit_tool"
 )
-_SHELL_TOOLS = _words(
-    "bash shell exec exec_command local_shell container.exec run_command run_shell_command "
-    "execute_command terminal run_terminal_cmd powershell"
-)
-_WEB_TOOLS = _words("webfetch websearch web_search web_fetch fetch browse browser")
+_WEB_TOOLS = word_set("webfetch websearch web_search web_fetch fetch browse browser")
 _FILE_HEAD = re.compile(r"(?:Edit notebook|Edit|Write|Read|Create|View)[ \t]+(\S[^\n]*?)[ \t\r]*")
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file")
 _FIRST_COMMAND_LINE = re.compile(r"^[ \t\r]*([^\s#][^\n]*)", re.M)
-
-
-def _is_shell_tool(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in _SHELL_TOOLS or (
-        lowered not in _FILE_TOOLS
-        and any(hint in lowered for hint in ("bash", "shell", "exec", "terminal", "command"))
-    )
 
 
 def _file_tool(scan: _Scan, content: str, lowered: str, extra: dict[str, Any]) -> None:
@@ -1312,7 +1300,7 @@ def _tool_call(scan: _Scan, content: str, tool_name: str, metadata: dict[str, An
     lowered = tool_name.lower()
     extra = metadata.get("input_extra")
     extra = extra if isinstance(extra, dict) else {}
-    if _is_shell_tool(tool_name):
+    if is_shell_tool(tool_name):
         first = _FIRST_COMMAND_LINE.search(content)
         if first:
             command = _clip_command(first.group(1))
@@ -1368,10 +1356,6 @@ def context_of(text: str, start: int, end: int, width: int = CONTEXT_CHARS) -> s
     return " ".join(text[left:right].split())
 
 
-def _field(message: Any, name: str) -> Any:
-    return message.get(name) if isinstance(message, dict) else getattr(message, name, None)
-
-
 def extract_session(messages: Iterable[Any]) -> list[Extracted]:
     """The entities of a session, one per ``(type, normalized)``, in order of first appearance.
 
@@ -1383,13 +1367,13 @@ def extract_session(messages: Iterable[Any]) -> list[Extracted]:
     """
     entities: dict[tuple[str, str], Extracted] = {}
     for index, message in enumerate(messages):
-        content = _field(message, "content")
+        content = attr(message, "content", None)
         content = content if isinstance(content, str) else ""
         found = extract_from_message(
-            _field(message, "role") or "",
+            attr(message, "role"),
             content,
-            _field(message, "tool_name") or "",
-            _field(message, "metadata"),
+            attr(message, "tool_name"),
+            attr(message, "metadata", None),
         )
         for type, value, start, end in found:
             key = (type, normalize(type, value))

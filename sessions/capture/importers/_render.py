@@ -14,24 +14,10 @@ import posixpath
 import shlex
 from typing import Any
 
+from sessions.capture.shell_tools import is_shell_tool
+
 from ._common import json_type, loads_json, tag
 
-# Names (lower-cased) of tools whose input is a command line.
-_SHELL_TOOLS = {
-    "bash",
-    "shell",
-    "exec",
-    "exec_command",
-    "local_shell",
-    "container.exec",
-    "run_command",
-    "run_shell_command",
-    "execute_command",
-    "terminal",
-    "run_terminal_cmd",
-    "powershell",
-}
-_SHELL_HINTS = ("bash", "shell", "exec", "terminal", "command")
 # argv prefixes that just wrap a script: ["bash", "-lc", "ls -la"] reads better as "ls -la".
 _SHELLS = {"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", "powershell.exe", "cmd"}
 _SHELL_FLAGS = {"-c", "-lc", "-ic", "-lic", "-command", "/c"}
@@ -82,10 +68,7 @@ def _pop_path(rest: dict[str, Any]) -> str:
 
 
 def _is_shell(name: str, fields: dict[str, Any]) -> bool:
-    if "command" not in fields and "cmd" not in fields:
-        return False
-    lowered = name.lower()
-    return lowered in _SHELL_TOOLS or any(hint in lowered for hint in _SHELL_HINTS)
+    return ("command" in fields or "cmd" in fields) and is_shell_tool(name)
 
 
 def render_tool_input(name: str, value: Any) -> tuple[str, dict[str, Any]]:
