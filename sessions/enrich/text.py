@@ -80,6 +80,7 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "mr.", "mrs.", "ms.", "dr.", "approx.", "no.")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+#-]*")
 
+# The end-of-conversation marker of simulated users (tau-bench's "###STOP###"): not prose.
 _STOP_MARK = re.compile(r"#{3}\s*STOP\s*#{3}", re.I)
 
 
@@ -179,6 +180,7 @@ def _norm_word(word: str) -> str:
 
 
 def content_words(sentence: str) -> set[str]:
+    """The meaningful words of a sentence, lowercased and singular."""
     return {
         _norm_word(w) for w in _WORD.findall(sentence) if len(w) > 2 and w.lower() not in STOPWORDS
     }

@@ -79,6 +79,7 @@ def _condense_request(text: str, max_chars: int) -> str:
 
 
 def first_request(messages: Sequence[Any], max_chars: int, *, roles=("user",)) -> str:
+    """The first real request of one of ``roles``, condensed to one sentence."""
     for message in messages[:2000]:
         if attr(message, "role") not in roles or is_injected(message):
             continue
@@ -110,6 +111,7 @@ def _conclusion(
 
 
 def _join_list(items: list[str], total: int) -> str:
+    """ "a, b and c", or "a, b and 3 more" when ``items`` are the first of ``total``."""
     more = total - len(items)
     if more > 0:
         return f"{', '.join(items)} and {more} more"
@@ -119,6 +121,8 @@ def _join_list(items: list[str], total: int) -> str:
 
 
 def agent_parts(messages: Sequence[Any], max_chars: int) -> dict[str, Any]:
+    """``{"done": ..., "outcome": ...}`` of an agent session: its actions and best sentences,
+    and the last test run's status, the conclusion, the last commit or the last call's status."""
     edited: Counter[str] = Counter()
     edit_order: dict[str, int] = {}
     commands: Counter[str] = Counter()

@@ -23,6 +23,8 @@ from sessions.enrich.transcript import attr, is_injected
 
 
 def is_chat_between_people(messages: Sequence[Any]) -> bool:
+    """No tool calls, and speakers rather than a user and an assistant: one role (other than
+    a lone user), two authors in one role, or assistants with people's names."""
     roles: Counter[str] = Counter()
     authors: dict[str, set[str]] = {}
     for message in messages[:5000]:
@@ -48,6 +50,8 @@ def is_chat_between_people(messages: Sequence[Any]) -> bool:
 
 
 def chat_parts(messages: Sequence[Any], max_chars: int) -> dict[str, Any]:
+    """``{"done": ..., "outcome": ...}``: the two best sentences (of two speakers when the
+    first one's next best line would follow) and the last substantive line."""
     positions = [
         p
         for p, m in enumerate(messages)

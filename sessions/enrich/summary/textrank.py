@@ -21,6 +21,7 @@ from sessions.enrich.transcript import attr, sample_positions
 
 MAX_SENTENCES = 300
 
+# Lines that say nothing: thanks, greetings, offers of more help.
 FILLER = re.compile(
     r"^(?:you'?re welcome|no problem|glad|happy to help|hope (?:this|that) helps|let me know"
     r"|feel free|if you (?:have|need) any|thanks?|thank you|great|perfect|awesome|done|sure"
@@ -30,6 +31,7 @@ FILLER = re.compile(
     r"|please (?:confirm|let me know|provide|review)|would you like|do you want)\b",
     re.I,
 )
+# Announcements of what comes next ("Let me check ..."), rather than what was done.
 PLAN = re.compile(
     r"^(?:let me|let's|now let|i'll|i will|i'm going to|i am going to|next,? i|first,? i"
     r"|now i'll|i need to|i'm (?:checking|looking|reading|pulling|going)|i should)\b"
@@ -91,6 +93,7 @@ def similar(a: set[str], b: set[str], threshold: float = 0.5) -> bool:
 
 
 def _usable(sentence: str) -> bool:
+    """A statement of 4 to 45 words, mostly letters, that is not a question or filler."""
     words = sentence.split()
     if not 4 <= len(words) <= 45:
         return False
@@ -126,6 +129,7 @@ def rank_sentences(candidates: list[tuple[int, str, str]]) -> list[tuple[float, 
 def candidate_sentences(
     messages: Sequence[Any], positions: list[int], *, with_speaker: bool
 ) -> list[tuple[int, str, str]]:
+    """``(order, speaker, sentence)`` of the usable sentences of a sample of ``positions``."""
     lengths = {p: len(attr(messages[p], "content")) for p in positions}
     chosen = sample_positions(positions, lengths)
     per_message = max(3, MAX_SENTENCES // max(len(chosen), 1))

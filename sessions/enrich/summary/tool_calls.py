@@ -17,12 +17,14 @@ from typing import Any
 
 from sessions.enrich.transcript import attr, call_id, metadata_of
 
+# Tools that only look (reads, searches, plans): named only when nothing else was done.
 LOW_SIGNAL_TOOLS = {
     "read", "read_file", "view", "view_file", "glob", "grep", "ls", "list", "list_dir",
     "list_files", "search", "search_files", "todowrite", "todoread", "think", "skill",
     "webfetch", "websearch", "web_search", "fetch", "find", "codebase_search", "file_search",
     "update_plan", "task", "agent", "exitplanmode",
 }  # fmt: skip
+# Look-ups (get_user_details) are named after the tools that change something.
 LOOKUP_TOOL = re.compile(
     r"^(?:get|search|list|find|fetch|read|lookup|look_up|query|calculate|check|view|show"
     r"|describe|retrieve|load)(?:_|$)",
@@ -61,6 +63,7 @@ _EXIT_CODE = re.compile(
 
 
 def command_line(content: str) -> str:
+    """The first command of a shell call (without a leading ``cd dir &&``)."""
     for line in content.strip().splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
@@ -70,6 +73,7 @@ def command_line(content: str) -> str:
 
 
 def edited_files(tool_name: str, content: str) -> list[str]:
+    """The files an edit, write or patch call changes; [] for other calls."""
     head = content[:2000]
     match = _EDIT_HEAD.match(head)
     if match:
@@ -144,6 +148,8 @@ def result_status(result: Any, *, test_run: bool) -> tuple[str, str]:
 
 
 def find_result(messages: Sequence[Any], call_pos: int) -> Any | None:
+    """The result of the call at ``call_pos``: the next tool message with its call id, or
+    the first one without an id."""
     wanted = call_id(messages[call_pos])
     first_tool = None
     for pos in range(call_pos + 1, min(len(messages), call_pos + 200)):
