@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import posixpath
 import shlex
+from datetime import datetime
 from typing import Any
 
 from sessions.capture.shell_tools import is_shell_tool
 
-from ._common import json_type, loads_json, tag
+from ._json import json_type, loads_json, tag
+from .base import ParsedMessage
 
 # argv prefixes that just wrap a script: ["bash", "-lc", "ls -la"] reads better as "ls -la".
 _SHELLS = {"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", "powershell.exe", "cmd"}
@@ -144,6 +146,35 @@ def render_arguments(name: str, arguments: Any) -> tuple[str, dict[str, Any]]:
             return render_tool_input(name, parsed)
         return arguments, {}
     return render_tool_input(name, arguments)
+
+
+def tool_call_message(
+    name: str,
+    content: str,
+    extra: dict[str, Any],
+    *,
+    call_id: str,
+    client_id: str,
+    timestamp: datetime | None,
+    author: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> ParsedMessage:
+    """The assistant message of one tool call: ``content`` and ``extra`` as a ``render_*``
+    function returned them, ``extra`` kept in ``metadata["input_extra"]`` (after the keys of
+    ``metadata``)."""
+    metadata = dict(metadata or {})
+    if extra:
+        metadata["input_extra"] = extra
+    return ParsedMessage(
+        role="assistant",
+        content=content,
+        author=author,
+        timestamp=timestamp,
+        tool_name=name,
+        tool_call_id=call_id,
+        client_id=client_id,
+        metadata=metadata,
+    )
 
 
 def describe_block(block: dict[str, Any]) -> str:

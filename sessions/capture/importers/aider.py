@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ._common import decode_text, parse_timestamp, require_text, split_lines
+from ._common import parse_timestamp
+from ._text import decode_text, require_text, split_lines
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
 FORMAT = "aider"

@@ -42,19 +42,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ._common import (
-    decode_text,
-    ensure_unique_client_ids,
-    get_str,
-    iter_json_lines,
-    json_type,
-    loads_json,
-    parse_timestamp,
-    require_text,
-    tag,
-    time_bounds,
+from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._json import expect, get_str, iter_json_lines, json_type, loads_json, tag
+from ._render import (
+    describe_block,
+    render_arguments,
+    render_blocks,
+    render_tool_input,
+    tool_call_message,
 )
-from ._render import describe_block, render_arguments, render_blocks, render_tool_input
+from ._text import decode_text, require_text
 from .base import (
     STATUSES,
     ImportFormatError,
@@ -157,9 +154,11 @@ class _Transcript:
         source_role = get_str(obj, "role", line=line)
         when = parse_timestamp(obj.get("timestamp"), line=line)
         content = obj.get("content")
-        if content is not None and not isinstance(content, str | list):
-            raise ImportFormatError(
-                f"'content' must be a string or a list of blocks, got {json_type(content)}",
+        if content is not None:
+            expect(
+                content,
+                str | list,
+                "'content' must be a string or a list of blocks",
                 line=line,
                 field="content",
             )
@@ -189,12 +188,8 @@ class _Transcript:
                 )
             produced = self._blocks(line, role, content, when)
             calls = obj.get("tool_calls")
-            if calls is not None and not isinstance(calls, list):
-                raise ImportFormatError(
-                    f"'tool_calls' must be a list, got {json_type(calls)}",
-                    line=line,
-                    field="tool_calls",
-                )
+            if calls is not None:
+                expect(calls, list, "'tool_calls' must be a list", line=line, field="tool_calls")
             for k, call in enumerate(calls or []):
                 produced.append(self._openai_call(line, k, call, when))
         user_messages = [m for m in produced if m.role == "user"]
@@ -219,12 +214,13 @@ class _Transcript:
         out.append(text_message)
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         for index, block in enumerate(blocks):
-            if not isinstance(block, dict):
-                raise ImportFormatError(
-                    f"each content block must be an object, got {json_type(block)}",
-                    line=line,
-                    field=f"content[{index}]",
-                )
+            expect(
+                block,
+                dict,
+                "each content block must be an object",
+                line=line,
+                field=f"content[{index}]",
+            )
             kind = tag(block)
             if kind == "text":
                 if isinstance(block.get("text"), str) and block["text"]:
@@ -274,23 +270,13 @@ class _Transcript:
         self, tool_id: str, name: str, text: str, extra: dict[str, Any], when: datetime | None
     ) -> ParsedMessage:
         self.tool_names[tool_id] = name
-        return ParsedMessage(
-            role="assistant",
-            content=text,
-            timestamp=when or self._tool_time(tool_id, result=False),
-            tool_name=name,
-            tool_call_id=tool_id,
-            client_id=tool_id,
-            metadata={"input_extra": extra} if extra else {},
+        when = when or self._tool_time(tool_id, result=False)
+        return tool_call_message(
+            name, text, extra, call_id=tool_id, client_id=tool_id, timestamp=when
         )
 
     def _openai_call(self, line: int, k: int, call: Any, when: datetime | None) -> ParsedMessage:
-        if not isinstance(call, dict):
-            raise ImportFormatError(
-                f"each tool call must be an object, got {json_type(call)}",
-                line=line,
-                field=f"tool_calls[{k}]",
-            )
+        expect(call, dict, "each tool call must be an object", line=line, field=f"tool_calls[{k}]")
         function = call.get("function") if isinstance(call.get("function"), dict) else call
         name = get_str(function, "name", line=line) or get_str(call, "tool", line=line)
         tool_id = get_str(call, "id", line=line, field=f"tool_calls[{k}].id")
