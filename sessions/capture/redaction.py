@@ -35,6 +35,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from sessions.capture.sanitize import clean_json
+
 MARK = "[REDACTED:{}]"
 _MARK_PREFIX = "[REDACTED"
 
@@ -404,40 +406,15 @@ def redact_json(value: Any) -> tuple[Any, int]:
     replaced whole unless it is a placeholder or the text rules already redacted in it.
     Numbers, booleans and null are kept. Tuples come back as tuples.
     """
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        total = 0
-        result: dict[Any, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, str):
-                new_key, n = redact(key)
-                total += n
-            else:
-                new_key = key
-            if (
-                isinstance(item, str)
-                and isinstance(key, str)
-                and is_secret_key(key)
-                and not _is_placeholder(item)
-            ):
-                new_item, n = redact(item)
-                if not n:
-                    new_item, n = _mark(_kind_of_key(key)), 1
-            else:
-                new_item, n = redact_json(item)
-            total += n
-            result[new_key] = new_item
-        return result, total
-    if isinstance(value, list | tuple):
-        total = 0
-        items = []
-        for item in value:
-            new_item, n = redact_json(item)
-            total += n
-            items.append(new_item)
-        return (tuple(items) if isinstance(value, tuple) else items), total
-    return value, 0
+    return clean_json(value, redact, member=_redact_secret_value)
+
+
+def _redact_secret_value(key: str, item: Any) -> tuple[str, int] | None:
+    """The redacted value of a secret-named key; None when the key or value is not one."""
+    if not isinstance(item, str) or not is_secret_key(key) or _is_placeholder(item):
+        return None
+    redacted, n = redact(item)
+    return (redacted, n) if n else (_mark(_kind_of_key(key)), 1)
 
 
 __all__ = ["MARK", "is_secret_key", "redact", "redact_json"]

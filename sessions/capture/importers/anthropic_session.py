@@ -154,14 +154,13 @@ class _Transcript:
         source_role = get_str(obj, "role", line=line)
         when = parse_timestamp(obj.get("timestamp"), line=line)
         content = obj.get("content")
-        if content is not None:
-            expect(
-                content,
-                str | list,
-                "'content' must be a string or a list of blocks",
-                line=line,
-                field="content",
-            )
+        expect(
+            content,
+            str | list | None,
+            "'content' must be a string or a list of blocks",
+            line=line,
+            field="content",
+        )
         produced: list[ParsedMessage] = []
         if source_role == "tool" or source_role == "function":
             call_id = get_str(obj, "tool_call_id", line=line) or get_str(obj, "tool_use_id")
@@ -188,8 +187,7 @@ class _Transcript:
                 )
             produced = self._blocks(line, role, content, when)
             calls = obj.get("tool_calls")
-            if calls is not None:
-                expect(calls, list, "'tool_calls' must be a list", line=line, field="tool_calls")
+            expect(calls, list | None, "'tool_calls' must be a list", line=line, field="tool_calls")
             for k, call in enumerate(calls or []):
                 produced.append(self._openai_call(line, k, call, when))
         user_messages = [m for m in produced if m.role == "user"]

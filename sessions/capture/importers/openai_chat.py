@@ -59,13 +59,12 @@ _LIST_KEYS = ("messages", "traj")
 
 def _content(message: dict[str, Any], where: str) -> str:
     content = message.get("content")
-    if content is not None:
-        expect(
-            content,
-            str | list,
-            "'content' must be a string, null or a list of parts",
-            field=f"{where}.content",
-        )
+    expect(
+        content,
+        str | list | None,
+        "'content' must be a string, null or a list of parts",
+        field=f"{where}.content",
+    )
     text = render_blocks(content)
     if not text and isinstance(message.get("refusal"), str):
         return message["refusal"]
