@@ -165,16 +165,24 @@ def tool_call_message(
     metadata = dict(metadata or {})
     if extra:
         metadata["input_extra"] = extra
+    # ParsedMessage's fields in order: role, content, author, timestamp, tool_name,
+    # tool_call_id, client_id, metadata.
     return ParsedMessage(
-        role="assistant",
-        content=content,
-        author=author,
-        timestamp=timestamp,
-        tool_name=name,
-        tool_call_id=call_id,
-        client_id=client_id,
-        metadata=metadata,
+        "assistant", content, author, timestamp, name, call_id, client_id, metadata
     )
+
+
+def tool_result_message(
+    name: str,
+    content: str,
+    *,
+    call_id: str,
+    client_id: str,
+    timestamp: datetime | None,
+    metadata: dict[str, Any] | None = None,
+) -> ParsedMessage:
+    """The ``tool`` message of a call's result; the tool is its author."""
+    return ParsedMessage("tool", content, name, timestamp, name, call_id, client_id, metadata or {})
 
 
 def describe_block(block: dict[str, Any]) -> str:

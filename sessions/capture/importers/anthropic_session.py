@@ -50,6 +50,7 @@ from ._render import (
     render_blocks,
     render_tool_input,
     tool_call_message,
+    tool_result_message,
 )
 from ._text import decode_text, require_text
 from .base import (
@@ -165,17 +166,7 @@ class _Transcript:
         if source_role == "tool" or source_role == "function":
             call_id = get_str(obj, "tool_call_id", line=line) or get_str(obj, "tool_use_id")
             name = get_str(obj, "name", line=line) or self.tool_names.get(call_id, "")
-            produced.append(
-                ParsedMessage(
-                    role="tool",
-                    content=render_blocks(content),
-                    author=name,
-                    timestamp=when or self._tool_time(call_id, result=True),
-                    tool_name=name,
-                    tool_call_id=call_id,
-                    client_id=f"{call_id}:result" if call_id else "",
-                )
-            )
+            produced.append(self._result(call_id, name, render_blocks(content), when, {}))
         else:
             role = _ROLES.get(source_role)
             if role is None:
@@ -241,16 +232,7 @@ class _Transcript:
                     else {}
                 )
                 out.append(
-                    ParsedMessage(
-                        role="tool",
-                        content=render_blocks(block.get("content")),
-                        author=name,
-                        timestamp=when or self._tool_time(tool_id, result=True),
-                        tool_name=name,
-                        tool_call_id=tool_id,
-                        client_id=f"{tool_id}:result" if tool_id else "",
-                        metadata=meta,
-                    )
+                    self._result(tool_id, name, render_blocks(block.get("content")), when, meta)
                 )
             elif kind != "redacted_thinking":
                 texts.append(describe_block(block))
@@ -271,6 +253,18 @@ class _Transcript:
         when = when or self._tool_time(tool_id, result=False)
         return tool_call_message(
             name, text, extra, call_id=tool_id, client_id=tool_id, timestamp=when
+        )
+
+    def _result(
+        self, tool_id: str, name: str, text: str, when: datetime | None, meta: dict[str, Any]
+    ) -> ParsedMessage:
+        return tool_result_message(
+            name,
+            text,
+            call_id=tool_id,
+            client_id=f"{tool_id}:result" if tool_id else "",
+            timestamp=when or self._tool_time(tool_id, result=True),
+            metadata=meta,
         )
 
     def _openai_call(self, line: int, k: int, call: Any, when: datetime | None) -> ParsedMessage:

@@ -45,7 +45,13 @@ from typing import Any
 
 from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
 from ._json import expect, get_str, iter_json_lines, tag
-from ._render import describe_block, render_blocks, render_tool_input, tool_call_message
+from ._render import (
+    describe_block,
+    render_blocks,
+    render_tool_input,
+    tool_call_message,
+    tool_result_message,
+)
 from ._text import decode_text, require_text
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
@@ -274,15 +280,14 @@ class _Builder:
         meta = self._base_metadata(record)
         if isinstance(block.get("is_error"), bool):
             meta["is_error"] = block["is_error"]
+        content = render_blocks(block.get("content"))
         self.messages.append(
-            ParsedMessage(
-                role="tool",
-                content=render_blocks(block.get("content")),
-                author=name,
-                timestamp=timestamp,
-                tool_name=name,
-                tool_call_id=call_id,
+            tool_result_message(
+                name,
+                content,
+                call_id=call_id,
                 client_id=client_id,
+                timestamp=timestamp,
                 metadata=meta,
             )
         )

@@ -42,7 +42,14 @@ from typing import Any
 
 from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
 from ._json import expect, get_dict, get_str, iter_json_lines, loads_json, tag
-from ._render import dumps, format_command, render_arguments, render_blocks, tool_call_message
+from ._render import (
+    dumps,
+    format_command,
+    render_arguments,
+    render_blocks,
+    tool_call_message,
+    tool_result_message,
+)
 from ._text import decode_text, require_text
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
@@ -363,16 +370,10 @@ def _output(rollout: _Rollout, payload: dict[str, Any], line: int, when: datetim
     if "duration_seconds" in packed:
         meta["duration_seconds"] = packed["duration_seconds"]
     name = rollout.call_names.get(call_id, "")
+    client_id = f"{call_id}:output" if call_id else f"L{line}"
     rollout.emit(
-        ParsedMessage(
-            role="tool",
-            content=content,
-            author=name,
-            timestamp=when,
-            tool_name=name,
-            tool_call_id=call_id,
-            client_id=f"{call_id}:output" if call_id else f"L{line}",
-            metadata=meta,
+        tool_result_message(
+            name, content, call_id=call_id, client_id=client_id, timestamp=when, metadata=meta
         )
     )
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
 from ._json import expect, get_str, iter_json_lines, loads_json
-from ._render import render_arguments, render_blocks, tool_call_message
+from ._render import render_arguments, render_blocks, tool_call_message, tool_result_message
 from ._text import decode_text, require_text
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
@@ -167,18 +167,10 @@ def _messages(items: Any, where: str) -> list[ParsedMessage]:
                     pending_legacy.remove(match)
                     call_id = match[0]
             tool = name or names.get(call_id, "")
-            out.append(
-                ParsedMessage(
-                    role="tool",
-                    content=text,
-                    author=tool,
-                    timestamp=when,
-                    tool_name=tool,
-                    tool_call_id=call_id,
-                    client_id=client_id,
-                    metadata=meta,
-                )
+            result = tool_result_message(
+                tool, text, call_id=call_id, client_id=client_id, timestamp=when, metadata=meta
             )
+            out.append(result)
             continue
         out.append(
             ParsedMessage(
