@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from sessions.enrich.entities.kinds import CLASS, ERROR, FUNCTION
-from sessions.enrich.entities.scan import Scan, char, has, run_before
+from sessions.enrich.entities.scan import Scan, char, has, run_before, word_starts
 from sessions.enrich.text import word_set
 
 PY_KEYWORDS = word_set(
@@ -172,14 +172,10 @@ def scan_function_defs(scan: Scan, text: str, base: int, code: bool) -> None:
             patterns.append(_GO_FUNC)
         if "fn" in text:
             patterns.append(_RUST_FN)
-    for pattern in patterns:
-        for match in scan.each(pattern.finditer(text)):
-            before = char(text, match.start() - 1)
-            if before.isalnum() or before in "_.$":
-                continue
-            name = match.group(1)
-            if _function_name_ok(name):
-                scan.add(FUNCTION, name, base + match.start(1), base + match.end(1))
+    for _, match in word_starts(scan, text, patterns, "_.$"):
+        name = match.group(1)
+        if _function_name_ok(name):
+            scan.add(FUNCTION, name, base + match.start(1), base + match.end(1))
 
 
 def scan_calls(scan: Scan, text: str, base: int) -> None:

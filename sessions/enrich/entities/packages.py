@@ -9,7 +9,7 @@ import sys
 from sessions.enrich.entities.code_names import PY_KEYWORDS
 from sessions.enrich.entities.files import has_known_ext
 from sessions.enrich.entities.kinds import PACKAGE
-from sessions.enrich.entities.scan import Scan, char, has
+from sessions.enrich.entities.scan import Scan, has, word_starts
 from sessions.enrich.text import word_set
 
 MAX_INSTALL_LINE = 4_000  # longer lines are not parsed for installed packages
@@ -226,20 +226,16 @@ def scan_imports(scan: Scan, text: str, base: int, code: bool) -> None:
         patterns.append(_JS_BARE_IMPORT)
     if "from" in text and has(text, "import", "export", "}"):
         patterns.append(_JS_FROM)
-    for pattern in patterns:
-        for match in scan.each(pattern.finditer(text)):
-            before = char(text, match.start() - 1)
-            if before.isalnum() or before in "_.$@":
+    for pattern, match in word_starts(scan, text, patterns, "_.$@"):
+        spec = match.group(2)
+        if pattern is _JS_FROM:
+            line_start = text.rfind("\n", max(0, match.start() - 300), match.start()) + 1
+            head = text[max(line_start, match.start() - 300) : match.start()]
+            if not _JS_FROM_HEAD.search(head) or (head.lstrip().startswith("}") and not code):
                 continue
-            spec = match.group(2)
-            if pattern is _JS_FROM:
-                line_start = text.rfind("\n", max(0, match.start() - 300), match.start()) + 1
-                head = text[max(line_start, match.start() - 300) : match.start()]
-                if not _JS_FROM_HEAD.search(head) or (head.lstrip().startswith("}") and not code):
-                    continue
-            elif match.group(1) == '"' and spec.split("/")[0] in _GO_STDLIB:
-                continue  # Go's import "fmt"
-            name = _js_package(spec)
-            if name:
-                start = base + match.start(2)
-                scan.add(PACKAGE, name, start, start + len(name))
+        elif match.group(1) == '"' and spec.split("/")[0] in _GO_STDLIB:
+            continue  # Go's import "fmt"
+        name = _js_package(spec)
+        if name:
+            start = base + match.start(2)
+            scan.add(PACKAGE, name, start, start + len(name))

@@ -53,6 +53,18 @@ class Scan:
         return out
 
 
+def word_starts(
+    scan: Scan, text: str, patterns: list[re.Pattern[str]], joiners: str
+) -> Iterator[tuple[re.Pattern[str], re.Match[str]]]:
+    """``(pattern, match)`` for the matches of ``patterns`` that start a word: not right
+    after a letter, a digit or one of ``joiners`` (``_.$``: part of a longer name)."""
+    for pattern in patterns:
+        for match in scan.each(pattern.finditer(text)):
+            before = char(text, match.start() - 1)
+            if not (before.isalnum() or before in joiners):
+                yield pattern, match
+
+
 def char(text: str, i: int) -> str:
     return text[i] if 0 <= i < len(text) else " "
 
