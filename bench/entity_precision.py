@@ -1,4 +1,4 @@
-"""Precision of the entity extractor (``sessions/enrich/entities.py``) on the real
+"""Precision of the entity extractor (``sessions/enrich/entities/``) on the real
 transcript samples.
 
 Runs ``extract_session`` over every session of every sample in ``../shared/samples``

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 import secrets
 
-from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
@@ -25,7 +24,7 @@ from django.db.models.functions import Cast, Left
 from django.utils import timezone
 from pgvector.django import BitField, HnswIndex, VectorField
 
-from teams.models import Project, Team
+from teams.models import Project, Team, user_or_null
 
 EMBEDDING_DIMENSIONS = 384
 # Text-search configuration of the tsvector column and of every query against it.
@@ -49,43 +48,51 @@ class SourceFormat(models.TextChoices):
     CONVERSATION_MD = "conversation_md", "conversation.md"
 
 
+# Choices whose label is their name in title case ("completed" is shown as "Completed") give
+# only their value.
 class SessionStatus(models.TextChoices):
-    COMPLETED = "completed", "Completed"
-    INTERRUPTED = "interrupted", "Interrupted"
-    ERROR = "error", "Error"
-    ACTIVE = "active", "Active"
+    """How the session ended, as its transcript or client tells."""
+
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"
+    ERROR = "error"
+    ACTIVE = "active"
 
 
 class Lifecycle(models.TextChoices):
     """Seed 001 §5.1; deletion is the separate soft-delete fields, purge removes the row."""
 
-    ACTIVE = "active", "Active"
-    IDLE = "idle", "Idle"
-    DECAYING = "decaying", "Decaying"
-    ARCHIVED = "archived", "Archived"
+    ACTIVE = "active"
+    IDLE = "idle"
+    DECAYING = "decaying"
+    ARCHIVED = "archived"
 
 
 class MessageRole(models.TextChoices):
-    USER = "user", "User"
-    ASSISTANT = "assistant", "Assistant"
-    SYSTEM = "system", "System"
-    TOOL = "tool", "Tool"
+    """Who wrote a message (a team member's role is ``teams.models.Role``)."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
 
 
 class EnrichmentStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+    """Where a row is in the background work: a message's embedding, a session's enrichment."""
+
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
 
 
 class EntityType(models.TextChoices):
-    FILE = "FILE", "File"
-    FUNCTION = "FUNCTION", "Function"
-    CLASS = "CLASS", "Class"
-    ERROR = "ERROR", "Error"
-    COMMAND = "COMMAND", "Command"
+    FILE = "FILE"
+    FUNCTION = "FUNCTION"
+    CLASS = "CLASS"
+    ERROR = "ERROR"
+    COMMAND = "COMMAND"
     URL = "URL", "URL"
-    PACKAGE = "PACKAGE", "Package"
+    PACKAGE = "PACKAGE"
 
 
 class Enrichable(models.Model):
@@ -97,6 +104,35 @@ class Enrichable(models.Model):
     enrichment_error = models.TextField(blank=True)
     enrichment_attempts = models.PositiveSmallIntegerField(default=0)
     enriched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+def _owned_by(owner: type[models.Model], related_name: str) -> models.ForeignKey:
+    """The row a row belongs to (its project, session or message): deleted with it, and
+    indexed only by the composite indexes that lead with it (no unnamed index of its own)."""
+    return models.ForeignKey(
+        owner, on_delete=models.CASCADE, related_name=related_name, db_index=False
+    )
+
+
+def _embedding_index(name: str) -> HnswIndex:
+    """The HNSW index of an ``embedding`` column, for cosine distance (the operator search
+    orders by), with pgvector's default build parameters."""
+    return HnswIndex(
+        name=name, fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]
+    )
+
+
+class TeamOwned(models.Model):
+    """A row of a team's sessions: it carries its team (every query filters by it, without a
+    join) and when it was created. Callers reach rows through ``teams.access.Access.scope``."""
+
+    # Indexed only by the composite indexes that lead with it (db_index=False avoids an
+    # unnamed one).
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         abstract = True
@@ -133,11 +169,8 @@ class SessionPartQuerySet(models.QuerySet):
         return self.filter(session=session, team_id=session.team_id)
 
 
-class Session(Enrichable):
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="sessions", db_index=False
-    )
+class Session(Enrichable, TeamOwned):
+    project = _owned_by(Project, "sessions")
     public_id = models.CharField(max_length=100, editable=False)
     external_id = models.CharField(
         max_length=255, blank=True, help_text="The client's own id; unique per project."
@@ -169,21 +202,13 @@ class Session(Enrichable):
     enriched_through_seq = models.IntegerField(
         default=-1, help_text="Messages up to this seq are in the summary and entities."
     )
-    created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Seed 001 §7 decay inputs.
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
     # Soft delete (seed 001 §8.2-8.3): recoverable until purged.
     deleted_at = models.DateTimeField(null=True, blank=True)
-    deleted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_index=False,
-    )
+    deleted_by = user_or_null()
     delete_reason = models.CharField(max_length=500, blank=True)
 
     objects = SessionQuerySet.as_manager()
@@ -211,13 +236,7 @@ class Session(Enrichable):
                 name="session_enrich_todo_idx",
             ),
             GinIndex(fields=["topics"], name="session_topics_gin"),
-            HnswIndex(
-                name="session_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            _embedding_index("session_embedding_hnsw"),
         ]
 
     def __str__(self) -> str:
@@ -232,11 +251,8 @@ class Session(Enrichable):
         super().save(*args, **kwargs)
 
 
-class Message(Enrichable):
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
-    session = models.ForeignKey(
-        Session, on_delete=models.CASCADE, related_name="messages", db_index=False
-    )
+class Message(Enrichable, TeamOwned):
+    session = _owned_by(Session, "messages")
     seq = models.PositiveIntegerField(help_text="Order within the session, from 0.")
     client_id = models.CharField(
         max_length=255, blank=True, help_text="The client's message id; a retry never duplicates."
@@ -270,7 +286,6 @@ class Message(Enrichable):
         help_text="The embedding batch working on it; live while that worker's database "
         "connection holds the batch's advisory lock (sessions/enrich/pipeline.py).",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     objects = SessionPartQuerySet.as_manager()
 
@@ -311,16 +326,11 @@ class Message(Enrichable):
         return f"{self.session_id}#{self.seq} {self.role}"
 
 
-class MessageChunk(models.Model):
+class MessageChunk(TeamOwned):
     """A piece of a message with its vector; short messages have exactly one chunk."""
 
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
-    session = models.ForeignKey(
-        Session, on_delete=models.CASCADE, related_name="chunks", db_index=False
-    )
-    message = models.ForeignKey(
-        Message, on_delete=models.CASCADE, related_name="chunks", db_index=False
-    )
+    session = _owned_by(Session, "chunks")
+    message = _owned_by(Message, "chunks")
     index = models.PositiveSmallIntegerField(help_text="Position of the chunk in its message.")
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
@@ -338,7 +348,6 @@ class MessageChunk(models.Model):
         db_persist=True,
     )
     model = models.CharField(max_length=100)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     objects = SessionPartQuerySet.as_manager()
 
@@ -355,26 +364,17 @@ class MessageChunk(models.Model):
                 name="chunk_team_bits_idx",
             ),
             models.Index(fields=["session"], name="chunk_session_idx"),
-            HnswIndex(
-                name="chunk_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            _embedding_index("chunk_embedding_hnsw"),
         ]
 
     def __str__(self) -> str:
         return f"chunk {self.index} of message {self.message_id}"
 
 
-class Entity(models.Model):
+class Entity(TeamOwned):
     """A thing a session touched, deduplicated per session by (type, normalised value)."""
 
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
-    session = models.ForeignKey(
-        Session, on_delete=models.CASCADE, related_name="entities", db_index=False
-    )
+    session = _owned_by(Session, "entities")
     message = models.ForeignKey(
         Message,
         null=True,
@@ -389,7 +389,6 @@ class Entity(models.Model):
     normalized = models.CharField(max_length=500)
     context = models.TextField(blank=True, help_text="Text around its first appearance.")
     count = models.PositiveIntegerField(default=1)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     objects = SessionPartQuerySet.as_manager()
 

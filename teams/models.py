@@ -20,6 +20,19 @@ DEFAULT_SESSION_QUOTA_BYTES = 10 * 1024 * 1024  # seed 001 §9.1: 10 MB per sess
 DEFAULT_TRASH_DAYS = 30  # seed 001 §5.1: deleted sessions wait 30 days before purge
 
 
+def user_or_null() -> models.ForeignKey:
+    """A reference to the user who did something (created a token, deleted a session): NULL
+    once that user is deleted, with no reverse accessor and no index of its own."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+
+
 class Role(models.TextChoices):
     OWNER = "owner", "Owner"
     ADMIN = "admin", "Admin"
@@ -148,14 +161,7 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, help_text="The visible start of the token.")
     token_hash = models.CharField(max_length=64)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_index=False,
-    )
+    created_by = user_or_null()
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -35,6 +35,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from sessions.capture.sanitize import clean_json
+
 MARK = "[REDACTED:{}]"
 _MARK_PREFIX = "[REDACTED"
 
@@ -252,11 +254,11 @@ def _trim(value: str, env_style: bool) -> tuple[str, str]:
     return value[:end], value[end:]
 
 
-def _replace_assignment(match: re.Match[str]) -> tuple[str, bool]:
-    """The replacement of one key/separator/value match, and whether it redacted."""
+def _replace_assignment(match: re.Match[str]) -> str | None:
+    """The replacement of one key/separator/value match; None keeps it."""
     value = match["value"]
     if not value:
-        return match[0], False
+        return None
     key = match["key"]
     kind = _kind_of_key(key)
     prefix = match[0][: match.start("value") - match.start()]
@@ -270,23 +272,16 @@ def _replace_assignment(match: re.Match[str]) -> tuple[str, bool]:
         ) or key.startswith("-")
         core, tail = _trim(value, env_style)
         if _keep_unquoted(core, key, env_style):
-            return match[0], False
-        return f"{prefix}{_mark(kind)}{tail}", True
+            return None
+        return f"{prefix}{_mark(kind)}{tail}"
     if _is_placeholder(inner):
-        return match[0], False
-    return f"{prefix}{open_q}{_mark(kind)}{close_q}", True
+        return None
+    return f"{prefix}{open_q}{_mark(kind)}{close_q}"
 
 
 def _redact_assignments(text: str) -> tuple[str, int]:
     """Assignments never span lines, so only lines holding a secret-ish word are matched."""
     count = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        replacement, redacted = _replace_assignment(match)
-        count += redacted
-        return replacement
-
     pieces: list[str] = []
     done = 0  # text[:done] is in pieces
     for hint in _ASSIGNMENT_HINT.finditer(text):
@@ -296,7 +291,9 @@ def _redact_assignments(text: str) -> tuple[str, int]:
         line_end = text.find("\n", hint.end())
         line_end = len(text) if line_end < 0 else line_end
         pieces.append(text[done:line_start])
-        pieces.append(_ASSIGNMENT.sub(replace, text[line_start:line_end]))
+        piece, n = _sub_counted(_ASSIGNMENT, _replace_assignment, text[line_start:line_end])
+        pieces.append(piece)
+        count += n
         done = line_end
     if not pieces:
         return text, 0
@@ -307,55 +304,52 @@ def _redact_assignments(text: str) -> tuple[str, int]:
 # --- driver ---------------------------------------------------------------------------------
 
 
+def _sub_counted(
+    pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str | None], text: str
+) -> tuple[str, int]:
+    """``pattern.subn`` where ``replace`` may keep a match (by returning None): only the
+    matches it replaced are counted."""
+    count = 0
+
+    def substitute(match: re.Match[str]) -> str:
+        nonlocal count
+        replacement = replace(match)
+        if replacement is None:
+            return match[0]
+        count += 1
+        return replacement
+
+    return pattern.sub(substitute, text), count
+
+
 def _sub_shape(text: str, kind: str, pattern: re.Pattern[str]) -> tuple[str, int]:
     mark = _mark(kind)
     return pattern.subn(lambda _match: mark, text)
 
 
-def _redact_token_shapes(text: str) -> tuple[str, int]:
-    count = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        kind, check = _TOKEN_CHECKS[match.lastgroup or ""]
-        if check is not None and not check(match[kind]):
-            return match[0]
-        count += 1
-        return _mark(kind)
-
-    return _TOKEN_SHAPE.sub(replace, text), count
+def _token_shape(match: re.Match[str]) -> str | None:
+    kind, check = _TOKEN_CHECKS[match.lastgroup or ""]
+    if check is not None and not check(match[kind]):
+        return None
+    return _mark(kind)
 
 
-def _redact_bearer(text: str) -> tuple[str, int]:
-    count = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        value = match["value"]
-        # A real token is random: it has a digit, or both cases and some length; "TOKEN",
-        # "ACCESS_TOKEN" and "<token>" are placeholders.
-        if _is_placeholder(value) or not (
-            any(c.isdigit() for c in value) or (_mixed_case(value) and len(value) >= 16)
-        ):
-            return match[0]
-        count += 1
-        return match["head"] + _mark("bearer_token")
-
-    return _BEARER.sub(replace, text), count
+def _bearer(match: re.Match[str]) -> str | None:
+    value = match["value"]
+    # A real token is random: it has a digit, or both cases and some length; "TOKEN",
+    # "ACCESS_TOKEN" and "<token>" are placeholders.
+    if _is_placeholder(value) or not (
+        any(c.isdigit() for c in value) or (_mixed_case(value) and len(value) >= 16)
+    ):
+        return None
+    return match["head"] + _mark("bearer_token")
 
 
-def _redact_url_credentials(text: str) -> tuple[str, int]:
-    count = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        password = match["password"]
-        if _is_placeholder(password) or password.startswith(("{", "%")):
-            return match[0]
-        count += 1
-        return f"{match['head']}{_mark('password')}@"
-
-    return _URL_CREDENTIALS.sub(replace, text), count
+def _url_credentials(match: re.Match[str]) -> str | None:
+    password = match["password"]
+    if _is_placeholder(password) or password.startswith(("{", "%")):
+        return None
+    return f"{match['head']}{_mark('password')}@"
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -373,17 +367,17 @@ def redact(text: str) -> tuple[str, int]:
         text, n = _sub_shape(text, "private_key", _PEM)
         total += n
     if any(hint in text for hint in _TOKEN_HINTS):
-        text, n = _redact_token_shapes(text)
+        text, n = _sub_counted(_TOKEN_SHAPE, _token_shape, text)
         total += n
     for kind, pattern, hint in _OTHER_SHAPES:
         if hint in text:
             text, n = _sub_shape(text, kind, pattern)
             total += n
     if "uthorization" in text or "UTHORIZATION" in text:
-        text, n = _redact_bearer(text)
+        text, n = _sub_counted(_BEARER, _bearer, text)
         total += n
     if "://" in text:
-        text, n = _redact_url_credentials(text)
+        text, n = _sub_counted(_URL_CREDENTIALS, _url_credentials, text)
         total += n
     if "=" in text or ":" in text:
         text, n = _redact_assignments(text)
@@ -404,40 +398,15 @@ def redact_json(value: Any) -> tuple[Any, int]:
     replaced whole unless it is a placeholder or the text rules already redacted in it.
     Numbers, booleans and null are kept. Tuples come back as tuples.
     """
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        total = 0
-        result: dict[Any, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, str):
-                new_key, n = redact(key)
-                total += n
-            else:
-                new_key = key
-            if (
-                isinstance(item, str)
-                and isinstance(key, str)
-                and is_secret_key(key)
-                and not _is_placeholder(item)
-            ):
-                new_item, n = redact(item)
-                if not n:
-                    new_item, n = _mark(_kind_of_key(key)), 1
-            else:
-                new_item, n = redact_json(item)
-            total += n
-            result[new_key] = new_item
-        return result, total
-    if isinstance(value, list | tuple):
-        total = 0
-        items = []
-        for item in value:
-            new_item, n = redact_json(item)
-            total += n
-            items.append(new_item)
-        return (tuple(items) if isinstance(value, tuple) else items), total
-    return value, 0
+    return clean_json(value, redact, member=_redact_secret_value)
+
+
+def _redact_secret_value(key: str, item: Any) -> tuple[str, int] | None:
+    """The redacted value of a secret-named key; None when the key or value is not one."""
+    if not isinstance(item, str) or not is_secret_key(key) or _is_placeholder(item):
+        return None
+    redacted, n = redact(item)
+    return (redacted, n) if n else (_mark(_kind_of_key(key)), 1)
 
 
 __all__ = ["MARK", "is_secret_key", "redact", "redact_json"]

@@ -47,13 +47,21 @@ def clean_text(s: str) -> tuple[str, int]:
     return s.replace(NUL, ""), count
 
 
-def clean_json(value: Any, clean: Callable[[str], tuple[str, int]] = clean_text) -> tuple[Any, int]:
+def clean_json(
+    value: Any,
+    clean: Callable[[str], tuple[str, int]] = clean_text,
+    *,
+    member: Callable[[str, Any], tuple[Any, int] | None] | None = None,
+) -> tuple[Any, int]:
     """A copy of a JSON-like value with ``clean`` applied to every string, keys included
     (by default ``clean_text``: NUL removed).
 
     Dicts, lists and tuples are walked (a tuple comes back as a tuple); other values are
     returned as they are. Returns the new value and the total count ``clean`` reported.
     Two keys that become equal once cleaned end up as one key (the later value wins).
+    ``member(key, item)``, when given, cleans the value of a string key itself, by its key
+    (redaction replaces whatever is under ``"password"``); it returns None to leave the
+    value to the walk.
     """
     if isinstance(value, str):
         return clean(value)
@@ -61,18 +69,21 @@ def clean_json(value: Any, clean: Callable[[str], tuple[str, int]] = clean_text)
         total = 0
         cleaned: dict[Any, Any] = {}
         for key, item in value.items():
+            new_key = key
+            by_key = None
             if isinstance(key, str):
-                key, removed = clean(key)
+                new_key, removed = clean(key)
                 total += removed
-            item, removed = clean_json(item, clean)
+                by_key = member(key, item) if member else None
+            item, removed = by_key or clean_json(item, clean, member=member)
             total += removed
-            cleaned[key] = item
+            cleaned[new_key] = item
         return cleaned, total
     if isinstance(value, list | tuple):
         total = 0
         items = []
         for item in value:
-            item, removed = clean_json(item, clean)
+            item, removed = clean_json(item, clean, member=member)
             total += removed
             items.append(item)
         return (tuple(items) if isinstance(value, tuple) else items), total

@@ -21,15 +21,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sessions.enrich.summary import (
-    STOPWORDS,
-    _attr,
-    _entity_pairs,
-    _is_injected,
-    _sample_positions,
-    _words,
-    prose_segments,
-)
+from sessions.enrich.text import STOPWORDS, prose_segments, word_set
+from sessions.enrich.transcript import attr, entity_pairs, is_injected, sample_positions
 
 __all__ = ["derive_topics", "key_phrases"]
 
@@ -44,8 +37,8 @@ _FILENAME = re.compile(r"\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,5}\b(?=[\s
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'+#.-]*")
 _HEXISH = re.compile(r"^(?=.*\d)[0-9a-f]{6,}$")
 _SPLITTERS = re.compile(r"[.,;:!?()\[\]{}\"“”‘’<>=*/\\|–—]|\s-\s|\s'|'\s")
-# Extra words that make poor topics in agent sessions and chat (on top of summary.STOPWORDS).
-_GENERIC = _words(
+# Extra words that make poor topics in agent sessions and chat (on top of text.STOPWORDS).
+_GENERIC = word_set(
     """
 return returns returned empty clear message
 assistant user users agent model session sessions message messages conversation question
@@ -67,7 +60,7 @@ following follows below above shares share photo photos pic pics picture picture
 am utc gmt total currently look seems let needs set
 """
 )
-_GENERIC_STEMS = _words(
+_GENERIC_STEMS = word_set(
     """
 index main init __init__ readme license changelog setup config settings utils util
 helpers helper common base test tests conftest package package-lock makefile dockerfile
@@ -128,7 +121,7 @@ def _is_name(token: str, names: frozenset[str]) -> bool:
 def _speaker_names(messages: Sequence[Any]) -> frozenset[str]:
     names: set[str] = set()
     for message in messages[:5000]:
-        author = str(_attr(message, "author") or "").strip()
+        author = str(attr(message, "author") or "").strip()
         if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", author):
             names.update(part.lower() for part in author.split())
     return frozenset(names)
@@ -139,22 +132,20 @@ def _prose_messages(messages: Sequence[Any]) -> list[tuple[str, str]]:
     positions = []
     lengths = {}
     for pos, message in enumerate(messages):
-        role = _attr(message, "role")
-        if role not in ("user", "assistant") or _is_injected(message):
+        role = attr(message, "role")
+        if role not in ("user", "assistant") or is_injected(message):
             continue
-        if _attr(message, "tool_name"):
+        if attr(message, "tool_name"):
             continue
-        content = _attr(message, "content")
+        content = attr(message, "content")
         if isinstance(content, str) and content.strip():
             positions.append(pos)
             lengths[pos] = len(content)
     if len(positions) > _MAX_MESSAGES:
         positions = sorted(
-            set(_sample_positions(positions, lengths)) | set(positions[:: len(positions) // 400])
+            set(sample_positions(positions, lengths)) | set(positions[:: len(positions) // 400])
         )
-    return [
-        (str(_attr(messages[p], "role")), str(_attr(messages[p], "content"))) for p in positions
-    ]
+    return [(str(attr(messages[p], "role")), str(attr(messages[p], "content"))) for p in positions]
 
 
 def _singular(word: str, vocabulary: Counter[str]) -> str:
@@ -260,7 +251,7 @@ def _entity_short_form(etype: str, value: str) -> str:
     return value[:MAX_TOPIC_CHARS].strip("-")
 
 
-_BORING_COMMANDS = _words(
+_BORING_COMMANDS = word_set(
     """
 ls cat cd echo pwd sed grep rg find head tail git mkdir cp mv rm bash sh zsh python
 python3 node true printf wc
@@ -270,7 +261,7 @@ python3 node true printf wc
 
 def _entity_candidates(entities: Iterable[Any]) -> Counter[str]:
     counts: Counter[str] = Counter()
-    for etype, value, count in _entity_pairs(entities):
+    for etype, value, count in entity_pairs(entities):
         short = _entity_short_form(etype, value)
         if not short or (etype == "COMMAND" and short in _BORING_COMMANDS):
             continue

@@ -1,4 +1,4 @@
-"""The entity extractor (sessions/enrich/entities.py): pure functions, no database."""
+"""The entity extractor (sessions/enrich/entities/): pure functions, no database."""
 
 from __future__ import annotations
 

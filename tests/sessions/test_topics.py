@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sessions.capture.importers import parse_path
-from sessions.enrich.summary import STOPWORDS
+from sessions.enrich.text import STOPWORDS
 from sessions.enrich.topics import derive_topics
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"

@@ -12,26 +12,14 @@ from __future__ import annotations
 import json
 import posixpath
 import shlex
+from datetime import datetime
 from typing import Any
 
-from ._common import json_type, loads_json, tag
+from sessions.capture.shell_tools import is_shell_tool
 
-# Names (lower-cased) of tools whose input is a command line.
-_SHELL_TOOLS = {
-    "bash",
-    "shell",
-    "exec",
-    "exec_command",
-    "local_shell",
-    "container.exec",
-    "run_command",
-    "run_shell_command",
-    "execute_command",
-    "terminal",
-    "run_terminal_cmd",
-    "powershell",
-}
-_SHELL_HINTS = ("bash", "shell", "exec", "terminal", "command")
+from ._json import json_type, loads_json, tag
+from .base import ParsedMessage
+
 # argv prefixes that just wrap a script: ["bash", "-lc", "ls -la"] reads better as "ls -la".
 _SHELLS = {"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", "powershell.exe", "cmd"}
 _SHELL_FLAGS = {"-c", "-lc", "-ic", "-lic", "-command", "/c"}
@@ -82,10 +70,7 @@ def _pop_path(rest: dict[str, Any]) -> str:
 
 
 def _is_shell(name: str, fields: dict[str, Any]) -> bool:
-    if "command" not in fields and "cmd" not in fields:
-        return False
-    lowered = name.lower()
-    return lowered in _SHELL_TOOLS or any(hint in lowered for hint in _SHELL_HINTS)
+    return ("command" in fields or "cmd" in fields) and is_shell_tool(name)
 
 
 def render_tool_input(name: str, value: Any) -> tuple[str, dict[str, Any]]:
@@ -161,6 +146,43 @@ def render_arguments(name: str, arguments: Any) -> tuple[str, dict[str, Any]]:
             return render_tool_input(name, parsed)
         return arguments, {}
     return render_tool_input(name, arguments)
+
+
+def tool_call_message(
+    name: str,
+    content: str,
+    extra: dict[str, Any],
+    *,
+    call_id: str,
+    client_id: str,
+    timestamp: datetime | None,
+    author: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> ParsedMessage:
+    """The assistant message of one tool call: ``content`` and ``extra`` as a ``render_*``
+    function returned them, ``extra`` kept in ``metadata["input_extra"]`` (after the keys of
+    ``metadata``)."""
+    metadata = dict(metadata or {})
+    if extra:
+        metadata["input_extra"] = extra
+    # ParsedMessage's fields in order: role, content, author, timestamp, tool_name,
+    # tool_call_id, client_id, metadata.
+    return ParsedMessage(
+        "assistant", content, author, timestamp, name, call_id, client_id, metadata
+    )
+
+
+def tool_result_message(
+    name: str,
+    content: str,
+    *,
+    call_id: str,
+    client_id: str,
+    timestamp: datetime | None,
+    metadata: dict[str, Any] | None = None,
+) -> ParsedMessage:
+    """The ``tool`` message of a call's result; the tool is its author."""
+    return ParsedMessage("tool", content, name, timestamp, name, call_id, client_id, metadata or {})
 
 
 def describe_block(block: dict[str, Any]) -> str:

@@ -41,14 +41,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ._common import decode_text, parse_timestamp, require_text, split_lines
+from ._common import parse_timestamp
+from ._text import decode_text, require_text, split_lines
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
 FORMAT = "aider"
 AGENT_NAME = "aider"
 
-_START = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?)\s*$")
-_INPUT_ENTRY = re.compile(r"^# (\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?)\s*$")
+# A session's header in the chat history, and an entry's header in the input history.
+_TIME = r"(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?)"
+_START = re.compile(rf"^# aider chat started at {_TIME}\s*$")
+_INPUT_ENTRY = re.compile(rf"^# {_TIME}\s*$")
+# What aider's console output says, lifted into metadata.
 _VERSION = re.compile(r"^Aider v(\S+)")
 _MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)(?: with (\S+) edit format)?")
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*)$")

@@ -42,19 +42,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ._common import (
-    decode_text,
-    ensure_unique_client_ids,
-    get_str,
-    iter_json_lines,
-    json_type,
-    loads_json,
-    parse_timestamp,
-    require_text,
-    tag,
-    time_bounds,
+from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._json import expect, get_str, iter_json_lines, json_type, loads_json, tag
+from ._render import (
+    describe_block,
+    render_arguments,
+    render_blocks,
+    render_tool_input,
+    tool_call_message,
+    tool_result_message,
 )
-from ._render import describe_block, render_arguments, render_blocks, render_tool_input
+from ._text import decode_text, require_text
 from .base import (
     STATUSES,
     ImportFormatError,
@@ -157,27 +155,18 @@ class _Transcript:
         source_role = get_str(obj, "role", line=line)
         when = parse_timestamp(obj.get("timestamp"), line=line)
         content = obj.get("content")
-        if content is not None and not isinstance(content, str | list):
-            raise ImportFormatError(
-                f"'content' must be a string or a list of blocks, got {json_type(content)}",
-                line=line,
-                field="content",
-            )
+        expect(
+            content,
+            str | list | None,
+            "'content' must be a string or a list of blocks",
+            line=line,
+            field="content",
+        )
         produced: list[ParsedMessage] = []
         if source_role == "tool" or source_role == "function":
             call_id = get_str(obj, "tool_call_id", line=line) or get_str(obj, "tool_use_id")
             name = get_str(obj, "name", line=line) or self.tool_names.get(call_id, "")
-            produced.append(
-                ParsedMessage(
-                    role="tool",
-                    content=render_blocks(content),
-                    author=name,
-                    timestamp=when or self._tool_time(call_id, result=True),
-                    tool_name=name,
-                    tool_call_id=call_id,
-                    client_id=f"{call_id}:result" if call_id else "",
-                )
-            )
+            produced.append(self._result(call_id, name, render_blocks(content), when, {}))
         else:
             role = _ROLES.get(source_role)
             if role is None:
@@ -189,12 +178,7 @@ class _Transcript:
                 )
             produced = self._blocks(line, role, content, when)
             calls = obj.get("tool_calls")
-            if calls is not None and not isinstance(calls, list):
-                raise ImportFormatError(
-                    f"'tool_calls' must be a list, got {json_type(calls)}",
-                    line=line,
-                    field="tool_calls",
-                )
+            expect(calls, list | None, "'tool_calls' must be a list", line=line, field="tool_calls")
             for k, call in enumerate(calls or []):
                 produced.append(self._openai_call(line, k, call, when))
         user_messages = [m for m in produced if m.role == "user"]
@@ -219,12 +203,13 @@ class _Transcript:
         out.append(text_message)
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         for index, block in enumerate(blocks):
-            if not isinstance(block, dict):
-                raise ImportFormatError(
-                    f"each content block must be an object, got {json_type(block)}",
-                    line=line,
-                    field=f"content[{index}]",
-                )
+            expect(
+                block,
+                dict,
+                "each content block must be an object",
+                line=line,
+                field=f"content[{index}]",
+            )
             kind = tag(block)
             if kind == "text":
                 if isinstance(block.get("text"), str) and block["text"]:
@@ -247,16 +232,7 @@ class _Transcript:
                     else {}
                 )
                 out.append(
-                    ParsedMessage(
-                        role="tool",
-                        content=render_blocks(block.get("content")),
-                        author=name,
-                        timestamp=when or self._tool_time(tool_id, result=True),
-                        tool_name=name,
-                        tool_call_id=tool_id,
-                        client_id=f"{tool_id}:result" if tool_id else "",
-                        metadata=meta,
-                    )
+                    self._result(tool_id, name, render_blocks(block.get("content")), when, meta)
                 )
             elif kind != "redacted_thinking":
                 texts.append(describe_block(block))
@@ -274,23 +250,25 @@ class _Transcript:
         self, tool_id: str, name: str, text: str, extra: dict[str, Any], when: datetime | None
     ) -> ParsedMessage:
         self.tool_names[tool_id] = name
-        return ParsedMessage(
-            role="assistant",
-            content=text,
-            timestamp=when or self._tool_time(tool_id, result=False),
-            tool_name=name,
-            tool_call_id=tool_id,
-            client_id=tool_id,
-            metadata={"input_extra": extra} if extra else {},
+        when = when or self._tool_time(tool_id, result=False)
+        return tool_call_message(
+            name, text, extra, call_id=tool_id, client_id=tool_id, timestamp=when
+        )
+
+    def _result(
+        self, tool_id: str, name: str, text: str, when: datetime | None, meta: dict[str, Any]
+    ) -> ParsedMessage:
+        return tool_result_message(
+            name,
+            text,
+            call_id=tool_id,
+            client_id=f"{tool_id}:result" if tool_id else "",
+            timestamp=when or self._tool_time(tool_id, result=True),
+            metadata=meta,
         )
 
     def _openai_call(self, line: int, k: int, call: Any, when: datetime | None) -> ParsedMessage:
-        if not isinstance(call, dict):
-            raise ImportFormatError(
-                f"each tool call must be an object, got {json_type(call)}",
-                line=line,
-                field=f"tool_calls[{k}]",
-            )
+        expect(call, dict, "each tool call must be an object", line=line, field=f"tool_calls[{k}]")
         function = call.get("function") if isinstance(call.get("function"), dict) else call
         name = get_str(function, "name", line=line) or get_str(call, "tool", line=line)
         tool_id = get_str(call, "id", line=line, field=f"tool_calls[{k}].id")

@@ -35,18 +35,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import (
-    decode_text,
-    distinct,
-    ensure_unique_client_ids,
-    get_str,
-    json_type,
-    loads_json,
-    parse_timestamp,
-    require_text,
-    tag,
-)
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from ._common import distinct, ensure_unique_client_ids, parse_timestamp
+from ._json import expect, get_str, loads_json, tag
+from ._text import decode_text, require_text
+from .base import ParsedMessage, ParsedSession
 
 FORMAT = "chatgpt"
 AGENT_NAME = "chatgpt"
@@ -78,10 +70,7 @@ def _content(content: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
     meta: dict[str, Any] = {}
     if kind in ("text", "multimodal_text") or "parts" in content:
         parts = content.get("parts") or []
-        if not isinstance(parts, list):
-            raise ImportFormatError(
-                f"'parts' must be a list, got {json_type(parts)}", field=f"{where}.content.parts"
-            )
+        expect(parts, list, "'parts' must be a list", field=f"{where}.content.parts")
         texts = []
         for part in parts:
             if isinstance(part, str):
@@ -143,11 +132,9 @@ def _thread(mapping: dict[str, Any], current: str, where: str) -> list[dict[str,
     while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
         seen.add(node_id)
         node = mapping[node_id]
-        if not isinstance(node, dict):
-            raise ImportFormatError(
-                f"each mapping entry must be an object, got {json_type(node)}",
-                field=f"{where}.mapping.{node_id}",
-            )
+        expect(
+            node, dict, "each mapping entry must be an object", field=f"{where}.mapping.{node_id}"
+        )
         path.append(node)
         node_id = node.get("parent")
     path.reverse()
@@ -156,16 +143,9 @@ def _thread(mapping: dict[str, Any], current: str, where: str) -> list[dict[str,
 
 def _conversation(conversation: Any, index: int) -> ParsedSession:
     where = f"[{index}]"
-    if not isinstance(conversation, dict):
-        raise ImportFormatError(
-            f"each conversation must be an object, got {json_type(conversation)}", field=where
-        )
+    expect(conversation, dict, "each conversation must be an object", field=where)
     mapping = conversation.get("mapping")
-    if not isinstance(mapping, dict):
-        raise ImportFormatError(
-            f"'mapping' must be an object of nodes, got {json_type(mapping)}",
-            field=f"{where}.mapping",
-        )
+    expect(mapping, dict, "'mapping' must be an object of nodes", field=f"{where}.mapping")
     current = conversation.get("current_node")
     nodes = _thread(mapping, current if isinstance(current, str) else "", where)
     messages: list[ParsedMessage] = []
@@ -177,20 +157,13 @@ def _conversation(conversation: Any, index: int) -> ParsedSession:
         if message is None:
             continue
         node_where = f"{where}.mapping.{node.get('id', '?')}.message"
-        if not isinstance(message, dict):
-            raise ImportFormatError(
-                f"'message' must be an object, got {json_type(message)}", field=node_where
-            )
+        expect(message, dict, "'message' must be an object", field=node_where)
         author = message.get("author") if isinstance(message.get("author"), dict) else {}
         role = _ROLES.get(str(author.get("role")), "")
         if not role:
             continue  # "critic" and other internal roles: not part of the visible thread
         content = message.get("content")
-        if not isinstance(content, dict):
-            raise ImportFormatError(
-                f"'content' must be an object, got {json_type(content)}",
-                field=f"{node_where}.content",
-            )
+        expect(content, dict, "'content' must be an object", field=f"{node_where}.content")
         text, meta = _content(content, node_where)
         if "thoughts" in meta:
             pending_thoughts.append(meta.pop("thoughts"))
@@ -266,10 +239,7 @@ def parse_chatgpt(data: bytes) -> list[ParsedSession]:
     document = loads_json(text, what="JSON in the ChatGPT export")
     if isinstance(document, dict):
         document = [document]
-    if not isinstance(document, list):
-        raise ImportFormatError(
-            f"a ChatGPT export is a list of conversations, got {json_type(document)}"
-        )
+    expect(document, list, "a ChatGPT export is a list of conversations")
     return [_conversation(conversation, i) for i, conversation in enumerate(document)]
 
 

@@ -43,19 +43,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._common import (
-    decode_text,
-    distinct,
-    ensure_unique_client_ids,
-    get_str,
-    iter_json_lines,
-    json_type,
-    parse_timestamp,
-    require_text,
-    tag,
-    time_bounds,
+from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._json import expect, get_str, iter_json_lines, tag
+from ._render import (
+    describe_block,
+    render_blocks,
+    render_tool_input,
+    tool_call_message,
+    tool_result_message,
 )
-from ._render import describe_block, render_blocks, render_tool_input
+from ._text import decode_text, require_text
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
 FORMAT = "claude_code"
@@ -105,29 +102,26 @@ class _Group:
 
 def _read_record(line: int, obj: dict[str, Any], kind: str) -> _Record:
     message = obj.get("message")
-    if not isinstance(message, dict):
-        raise ImportFormatError(
-            f"a {kind} record needs a 'message' object, got {json_type(message)}",
-            line=line,
-            field="message",
-        )
+    expect(message, dict, f"a {kind} record needs a 'message' object", line=line, field="message")
     content = message.get("content")
     if content is None:
         content = []
-    if not isinstance(content, str | list):
-        raise ImportFormatError(
-            f"'content' must be a string or a list of blocks, got {json_type(content)}",
-            line=line,
-            field="message.content",
-        )
+    expect(
+        content,
+        str | list,
+        "'content' must be a string or a list of blocks",
+        line=line,
+        field="message.content",
+    )
     if isinstance(content, list):
         for index, block in enumerate(content):
-            if not isinstance(block, dict):
-                raise ImportFormatError(
-                    f"each content block must be an object, got {json_type(block)}",
-                    line=line,
-                    field=f"message.content[{index}]",
-                )
+            expect(
+                block,
+                dict,
+                "each content block must be an object",
+                line=line,
+                field=f"message.content[{index}]",
+            )
     sidechain = obj.get("isSidechain") is True
     get_str(message, "id", line=line, field="message.id")  # checked here, where the line is known
     return _Record(line, kind, obj, message, content, get_str(obj, "uuid", line=line), sidechain)
@@ -264,17 +258,15 @@ class _Builder:
         meta["message_id"] = message_id
         if model:
             meta["model"] = model
-        if extra:
-            meta["input_extra"] = extra
         suffix = tool_id or str(len(group.tool_messages))
-        tool_message = ParsedMessage(
-            role="assistant",
-            content=content,
-            author=model,
-            timestamp=timestamp,
-            tool_name=name,
-            tool_call_id=tool_id,
+        tool_message = tool_call_message(
+            name,
+            content,
+            extra,
+            call_id=tool_id,
             client_id=f"{message_id}#{suffix}",
+            timestamp=timestamp,
+            author=model,
             metadata=meta,
         )
         group.tool_messages.append(tool_message)
@@ -288,15 +280,14 @@ class _Builder:
         meta = self._base_metadata(record)
         if isinstance(block.get("is_error"), bool):
             meta["is_error"] = block["is_error"]
+        content = render_blocks(block.get("content"))
         self.messages.append(
-            ParsedMessage(
-                role="tool",
-                content=render_blocks(block.get("content")),
-                author=name,
-                timestamp=timestamp,
-                tool_name=name,
-                tool_call_id=call_id,
+            tool_result_message(
+                name,
+                content,
+                call_id=call_id,
                 client_id=client_id,
+                timestamp=timestamp,
                 metadata=meta,
             )
         )

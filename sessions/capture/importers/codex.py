@@ -40,21 +40,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._common import (
-    decode_text,
-    distinct,
-    ensure_unique_client_ids,
-    get_dict,
-    get_str,
-    iter_json_lines,
-    json_type,
-    loads_json,
-    parse_timestamp,
-    require_text,
-    tag,
-    time_bounds,
+from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._json import expect, get_dict, get_str, iter_json_lines, loads_json, tag
+from ._render import (
+    dumps,
+    format_command,
+    render_arguments,
+    render_blocks,
+    tool_call_message,
+    tool_result_message,
 )
-from ._render import dumps, format_command, render_arguments, render_blocks
+from ._text import decode_text, require_text
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
 FORMAT = "codex"
@@ -85,12 +81,9 @@ def _normalise(
     payload = obj.get("payload")
     kind = tag(obj)
     if kind in _ENVELOPE_TYPES:
-        if not isinstance(payload, dict):
-            raise ImportFormatError(
-                f"a '{kind}' line needs a 'payload' object, got {json_type(payload)}",
-                line=line,
-                field="payload",
-            )
+        expect(
+            payload, dict, f"a '{kind}' line needs a 'payload' object", line=line, field="payload"
+        )
         return kind, payload, obj.get("timestamp")
     if "record_type" in obj:
         return None
@@ -108,12 +101,13 @@ def _text_of(payload: dict[str, Any], line: int) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
-        raise ImportFormatError(
-            f"'content' must be a string or a list of parts, got {json_type(content)}",
-            line=line,
-            field="payload.content",
-        )
+    expect(
+        content,
+        list,
+        "'content' must be a string or a list of parts",
+        line=line,
+        field="payload.content",
+    )
     return render_blocks(content)
 
 
@@ -210,17 +204,10 @@ def _call_message(
         name = get_str(payload, "name", line=line, field="payload.name")
         raw = payload.get("arguments") if kind == "function_call" else payload.get("input")
         content, extra = render_arguments(name, raw)
-    meta: dict[str, Any] = {"input_extra": extra} if extra else {}
     item_id = payload.get("id")
     client_id = item_id if isinstance(item_id, str) and item_id else call_id or f"L{line}"
-    return ParsedMessage(
-        role="assistant",
-        content=content,
-        timestamp=when,
-        tool_name=name,
-        tool_call_id=call_id,
-        client_id=client_id,
-        metadata=meta,
+    return tool_call_message(
+        name, content, extra, call_id=call_id, client_id=client_id, timestamp=when
     )
 
 
@@ -383,16 +370,10 @@ def _output(rollout: _Rollout, payload: dict[str, Any], line: int, when: datetim
     if "duration_seconds" in packed:
         meta["duration_seconds"] = packed["duration_seconds"]
     name = rollout.call_names.get(call_id, "")
+    client_id = f"{call_id}:output" if call_id else f"L{line}"
     rollout.emit(
-        ParsedMessage(
-            role="tool",
-            content=content,
-            author=name,
-            timestamp=when,
-            tool_name=name,
-            tool_call_id=call_id,
-            client_id=f"{call_id}:output" if call_id else f"L{line}",
-            metadata=meta,
+        tool_result_message(
+            name, content, call_id=call_id, client_id=client_id, timestamp=when, metadata=meta
         )
     )
 

@@ -49,14 +49,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._common import (
-    decode_text,
-    distinct,
-    ensure_unique_client_ids,
-    parse_timestamp,
-    require_text,
-    split_lines,
-)
+from ._common import distinct, ensure_unique_client_ids, parse_timestamp
+from ._text import decode_text, require_text, split_lines
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
 FORMAT = "conversation_md"

@@ -12,7 +12,8 @@ import json
 import re
 from typing import Any
 
-from ._common import decode_text, split_lines, tag
+from ._json import tag
+from ._text import decode_text, split_lines
 from .base import ImportFormatError
 
 FORMAT_NAMES = (

@@ -31,16 +31,9 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._common import (
-    decode_text,
-    ensure_unique_client_ids,
-    get_str,
-    iter_json_lines,
-    json_type,
-    parse_timestamp,
-    require_text,
-    time_bounds,
-)
+from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._json import expect, get_str, iter_json_lines
+from ._text import decode_text, require_text
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
 FORMAT = "ndjson_events"
@@ -82,10 +75,7 @@ def _group(numbered: Iterable[tuple[int, Any]]) -> list[ParsedSession]:
     sessions: dict[str, ParsedSession] = {}
     sources: dict[str, list[str]] = {}
     for line, event in numbered:
-        if not isinstance(event, Mapping):
-            raise ImportFormatError(
-                f"an event must be an object, got {json_type(event)}", line=line
-            )
+        expect(event, Mapping, "an event must be an object", line=line)
         event = dict(event)
         for key in _REQUIRED:
             if event.get(key) is None:
@@ -93,10 +83,7 @@ def _group(numbered: Iterable[tuple[int, Any]]) -> list[ParsedSession]:
         session_id = get_str(event, "session_id", line=line)
         sender = get_str(event, "sender", line=line)
         text = event["text"]
-        if not isinstance(text, str):
-            raise ImportFormatError(
-                f"'text' must be a string, got {json_type(text)}", line=line, field="text"
-            )
+        expect(text, str, "'text' must be a string", line=line, field="text")
         char_id = get_str(event, "char_id", line=line)
         person_id = get_str(event, "person_id", line=line)
         source = get_str(event, "source", line=line)

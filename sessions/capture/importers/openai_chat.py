@@ -35,18 +35,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import (
-    decode_text,
-    ensure_unique_client_ids,
-    get_str,
-    iter_json_lines,
-    json_type,
-    loads_json,
-    parse_timestamp,
-    require_text,
-    time_bounds,
-)
-from ._render import render_arguments, render_blocks
+from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._json import expect, get_str, iter_json_lines, loads_json
+from ._render import render_arguments, render_blocks, tool_call_message, tool_result_message
+from ._text import decode_text, require_text
 from .base import ImportFormatError, ParsedMessage, ParsedSession
 
 FORMAT = "openai_chat"
@@ -67,11 +59,12 @@ _LIST_KEYS = ("messages", "traj")
 
 def _content(message: dict[str, Any], where: str) -> str:
     content = message.get("content")
-    if content is not None and not isinstance(content, str | list):
-        raise ImportFormatError(
-            f"'content' must be a string, null or a list of parts, got {json_type(content)}",
-            field=f"{where}.content",
-        )
+    expect(
+        content,
+        str | list | None,
+        "'content' must be a string, null or a list of parts",
+        field=f"{where}.content",
+    )
     text = render_blocks(content)
     if not text and isinstance(message.get("refusal"), str):
         return message["refusal"]
@@ -90,17 +83,10 @@ def _tool_calls(message: dict[str, Any], where: str, index: int) -> list[tuple[s
     calls = message.get("tool_calls")
     found: list[tuple[str, str, Any]] = []
     if calls is not None:
-        if not isinstance(calls, list):
-            raise ImportFormatError(
-                f"'tool_calls' must be a list, got {json_type(calls)}",
-                field=f"{where}.tool_calls",
-            )
+        expect(calls, list, "'tool_calls' must be a list", field=f"{where}.tool_calls")
         for k, call in enumerate(calls):
             call_where = f"{where}.tool_calls[{k}]"
-            if not isinstance(call, dict):
-                raise ImportFormatError(
-                    f"each tool call must be an object, got {json_type(call)}", field=call_where
-                )
+            expect(call, dict, "each tool call must be an object", field=call_where)
             function = call.get("function") if isinstance(call.get("function"), dict) else call
             name = get_str(function, "name", field=f"{call_where}.function.name")
             call_id = get_str(call, "id", field=f"{call_where}.id") or f"{index}#{k}"
@@ -113,10 +99,7 @@ def _tool_calls(message: dict[str, Any], where: str, index: int) -> list[tuple[s
 
 
 def _messages(items: Any, where: str) -> list[ParsedMessage]:
-    if not isinstance(items, list):
-        raise ImportFormatError(
-            f"a conversation must be a list of messages, got {json_type(items)}", field=where
-        )
+    expect(items, list, "a conversation must be a list of messages", field=where)
     out: list[ParsedMessage] = []
     names: dict[str, str] = {}
     # Some producers reuse a call id within one conversation (tau-bench does); later uses
@@ -126,10 +109,7 @@ def _messages(items: Any, where: str) -> list[ParsedMessage]:
     pending_legacy: list[tuple[str, str]] = []  # (call id, name) of function_call calls
     for index, message in enumerate(items):
         at = f"{where}[{index}]"
-        if not isinstance(message, dict):
-            raise ImportFormatError(
-                f"each message must be an object, got {json_type(message)}", field=at
-            )
+        expect(message, dict, "each message must be an object", field=at)
         source_role = get_str(message, "role", field=f"{at}.role")
         role = _ROLE_MAP.get(source_role)
         if role is None:
@@ -157,27 +137,24 @@ def _messages(items: Any, where: str) -> list[ParsedMessage]:
                 )
             for raw_id, tool, arguments in calls:
                 content, extra = render_arguments(tool, arguments)
-                call_meta: dict[str, Any] = {"input_extra": extra} if extra else {}
                 uses[raw_id] = uses.get(raw_id, 0) + 1
                 call_id = raw_id if uses[raw_id] == 1 else f"{raw_id}#{uses[raw_id]}"
-                if call_id != raw_id:
-                    call_meta["source_tool_call_id"] = raw_id
                 alias[raw_id] = call_id
                 names[call_id] = tool
                 if raw_id.endswith("#call"):
                     pending_legacy.append((call_id, tool))
-                out.append(
-                    ParsedMessage(
-                        role="assistant",
-                        content=content,
-                        author=name,
-                        timestamp=when,
-                        tool_name=tool,
-                        tool_call_id=call_id,
-                        client_id=call_id,
-                        metadata=call_meta,
-                    )
+                call = tool_call_message(
+                    tool,
+                    content,
+                    extra,
+                    call_id=call_id,
+                    client_id=call_id,
+                    timestamp=when,
+                    author=name,
                 )
+                if call_id != raw_id:
+                    call.metadata["source_tool_call_id"] = raw_id
+                out.append(call)
             continue
         if role == "tool":
             raw_id = get_str(message, "tool_call_id", field=f"{at}.tool_call_id")
@@ -190,18 +167,10 @@ def _messages(items: Any, where: str) -> list[ParsedMessage]:
                     pending_legacy.remove(match)
                     call_id = match[0]
             tool = name or names.get(call_id, "")
-            out.append(
-                ParsedMessage(
-                    role="tool",
-                    content=text,
-                    author=tool,
-                    timestamp=when,
-                    tool_name=tool,
-                    tool_call_id=call_id,
-                    client_id=client_id,
-                    metadata=meta,
-                )
+            result = tool_result_message(
+                tool, text, call_id=call_id, client_id=client_id, timestamp=when, metadata=meta
             )
+            out.append(result)
             continue
         out.append(
             ParsedMessage(
@@ -222,11 +191,9 @@ def _session(item: Any, where: str) -> ParsedSession:
         messages = _messages(item, where)
         started, ended = time_bounds(messages)
         return ParsedSession(FORMAT, messages=messages, started_at=started, ended_at=ended)
-    if not isinstance(item, dict):
-        raise ImportFormatError(
-            f"expected a list of messages or an object with 'messages', got {json_type(item)}",
-            field=where or None,
-        )
+    expect(
+        item, dict, "expected a list of messages or an object with 'messages'", field=where or None
+    )
     key = next((k for k in _LIST_KEYS if k in item), None)
     if key is None:
         raise ImportFormatError(
@@ -291,10 +258,7 @@ def parse_openai_chat(data: bytes) -> list[ParsedSession]:
         raise
     if isinstance(document, dict):
         return [_session(document, "")]
-    if not isinstance(document, list):
-        raise ImportFormatError(
-            f"expected a list of messages or conversations, got {json_type(document)}"
-        )
+    expect(document, list, "expected a list of messages or conversations")
     if not document:
         return []
     if all(_is_message(item) for item in document):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ._common import decode_text, require_text
+from ._text import decode_text, require_text
 from .base import ParsedMessage, ParsedSession
 
 FORMAT = "plain_text"
