@@ -329,7 +329,8 @@ class EventsView(ScopedAPIView):
 
 
 class PipelineView(ScopedAPIView):
-    """GET /api/v1/pipeline — the enrichment backlog of the caller's teams."""
+    """GET /api/v1/pipeline — the enrichment backlog of what the caller sees (a token: its
+    project)."""
 
     @extend_schema(
         responses=inline_serializer(
@@ -342,6 +343,6 @@ class PipelineView(ScopedAPIView):
         )
     )
     def get(self, request):
-        state = pipeline_state(team_ids=self.access.team_ids)
+        state = pipeline_state(self.access)
         state["queue_depth"] = broker_queue_depth()
         return Response(state)

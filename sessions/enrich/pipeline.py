@@ -298,13 +298,14 @@ def retry_failed(queryset) -> int:
     )
 
 
-def pipeline_state(team_ids=None) -> dict:
-    """Pending, failed and recent throughput, for the API and the dashboard."""
+def pipeline_state(access=None) -> dict:
+    """Pending, failed and recent throughput, for the API and the dashboard: of what
+    ``access`` (a ``teams.access.Access``) sees, or of everything."""
     messages = Message.objects.all()
     sessions = Session.objects.all()
-    if team_ids is not None:
-        messages = messages.filter(team_id__in=team_ids)
-        sessions = sessions.filter(team_id__in=team_ids)
+    if access is not None:
+        messages = access.scope(messages, "session__project_id")
+        sessions = access.scope(sessions)
     since = timezone.now() - timedelta(minutes=5)
     return {
         "messages": _work_counts(messages, since, done_key="embedded_last_5_min"),

@@ -143,3 +143,22 @@ def test_junk_and_any_language_embed(monkeypatch):
     assert pipeline.embed_pending_messages() == len(texts)
     assert not Message.objects.exclude(enrichment_status="done").exists()
     assert MessageChunk.objects.filter(message__seq=4).count() > 10
+
+
+def test_the_pipeline_api_counts_only_what_the_caller_sees(team, project):
+    """A project token sees its own project's backlog, not its teammates' projects' (nor
+    another team's)."""
+    from rest_framework.test import APIClient
+
+    from teams.models import ApiToken
+    from tests.factories import ProjectFactory, SessionFactory
+
+    neighbour = ProjectFactory(team=team)
+    for where, failed in ((project, 1), (neighbour, 2), (ProjectFactory(), 4)):
+        for _ in range(failed):
+            SessionFactory(project=where, enrichment_status="failed")
+    _, raw = ApiToken.issue(project)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    body = client.get("/api/v1/pipeline").json()
+    assert body["sessions"]["failed"] == 1

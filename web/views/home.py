@@ -152,7 +152,7 @@ def home(request):
 def enrichment(request):
     """The dashboard's enrichment card: pending, failed, throughput (whole current team)."""
     workspace = Workspace.of(request)
-    state = pipeline.pipeline_state(team_ids=workspace.team_access.team_ids)
+    state = pipeline.pipeline_state(workspace.team_access)
     failed = state["messages"]["failed"] + state["sessions"]["failed"]
     pending = state["messages"]["pending"] + state["sessions"]["pending"]
     return render(
