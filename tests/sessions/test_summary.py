@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -509,3 +510,33 @@ def test_bad_json_and_unreachable_server_raise_summary_error():
     with pytest.raises(SummaryError, match=r"cannot reach|within"):
         llm_summary(coding_session(), url=dead, model="m", api_key="k", timeout=2)
     assert summarize_with_fallback(coding_session(), llm=None)[1] == "extractive"
+
+
+def test_textrank_scores_do_not_depend_on_the_hash_seed():
+    """Word sets iterate in an order set by PYTHONHASHSEED; the scores (float sums) must not
+    follow it, or one session's summary changes from one worker process to the next."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    code = (
+        "from sessions.enrich.summary.textrank import textrank\n"
+        "words = 'database migration deploy staging billing invoice retry queue worker "
+        "token search index vector cache latency rollback schema'.split()\n"
+        "sentences = [' '.join(words[(i * 7 + k) % len(words)] for k in range(3 + i % 5))"
+        " for i in range(60)]\n"
+        "print(repr(textrank(sentences)))\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(6)
+    }
+    assert len(outputs) == 1

@@ -49,7 +49,9 @@ _RESULT = re.compile(
 
 def textrank(sentences: Sequence[str], *, iterations: int = 30, damping: float = 0.85):
     """TextRank scores of ``sentences`` (word-overlap similarity, normalised by log lengths)."""
-    words = [content_words(s) for s in sentences]
+    # Sorted: the float sums below then add up in one order, so the ranking (and the summary)
+    # does not depend on the process's string hash seed.
+    words = [sorted(content_words(s)) for s in sentences]
     n = len(sentences)
     if n == 0:
         return []
