@@ -1,4 +1,4 @@
-"""Entities (seed 003): files, functions, classes, errors, commands, URLs and packages that a
+"""Entities: files, functions, classes, errors, commands, URLs and packages that a
 session mentions, found by regular expressions. Pure Python: no Django, no database.
 
 Public API:
