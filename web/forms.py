@@ -25,8 +25,8 @@ FILTER_INPUTS = (
 )  # fmt: skip
 LABELS = {
     "source_format": "Source",
-    "started_after": "From",
-    "started_before": "To",
+    "started_after": "Started from",
+    "started_before": "Started by",
     "ended_after": "Ended from",
     "ended_before": "Ended by",
     "entity_type": "Entity type",
