@@ -52,11 +52,6 @@ def get_model():
     return model
 
 
-def max_tokens() -> int:
-    """Word pieces the model reads; the rest of a longer text is ignored by it."""
-    return get_model().max_seq_length
-
-
 def embed(texts: list[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
     """Normalised float32 vectors, one row per text (sentence-transformers sorts by length)."""
     if not texts:
