@@ -18,6 +18,7 @@ from teams.access import Access
 SESSION_COLUMNS = (
     ("agent", "s.agent_name = %s"),
     ("workflow", "s.workflow = %s"),
+    ("person", "s.user_name = %s"),
     ("status", "s.status = %s"),
     ("lifecycle", "s.lifecycle = %s"),
     ("source_format", "s.source_format = %s"),
@@ -26,6 +27,7 @@ SESSION_COLUMNS = (
     ("started_before", "s.started_at < %s"),
     ("ended_after", "s.ended_at >= %s"),
     ("ended_before", "s.ended_at < %s"),
+    ("min_priority", "s.decay_priority >= %s"),
 )
 
 

@@ -42,6 +42,7 @@ TIME_RANGES = (("started_after", "started_before"), ("ended_after", "ended_befor
 class Filters:
     agent: str = ""
     workflow: str = ""
+    person: str = ""
     role: str = ""
     status: str = ""
     lifecycle: str = ""
@@ -53,6 +54,7 @@ class Filters:
     started_before: datetime | None = None
     ended_after: datetime | None = None
     ended_before: datetime | None = None
+    min_priority: float | None = None
     exclude_session_ids: tuple[int, ...] = ()
 
     def __post_init__(self):
@@ -71,6 +73,7 @@ class Filters:
         exact = {
             "agent_name": self.agent,
             "workflow": self.workflow,
+            "user_name": self.person,
             "status": self.status,
             "lifecycle": self.lifecycle,
             "source_format": self.source_format,
@@ -78,6 +81,7 @@ class Filters:
             "started_at__lt": self.started_before,
             "ended_at__gte": self.ended_after,
             "ended_at__lt": self.ended_before,
+            "decay_priority__gte": self.min_priority,
         }
         sessions = sessions.filter(**{k: v for k, v in exact.items() if v})
         if self.topic:
@@ -107,6 +111,9 @@ class FiltersSerializer(serializers.Serializer):
     project = serializers.CharField(required=False, help_text="'team/project' or id")
     agent = serializers.CharField(required=False, max_length=64)
     workflow = serializers.CharField(required=False, max_length=100)
+    person = serializers.CharField(
+        required=False, max_length=200, help_text="the person the agent worked with"
+    )
     role = serializers.ChoiceField(
         choices=MessageRole.choices,
         required=False,
@@ -125,6 +132,13 @@ class FiltersSerializer(serializers.Serializer):
     started_before = _time("sessions started before this time")
     ended_after = _time("sessions that ended at or after this time")
     ended_before = _time("sessions that ended before this time")
+    min_priority = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="sessions whose decay priority (0..1: falls with time since they were last "
+        "read, rises with reads) is at least this",
+    )
 
     def validate(self, attrs):
         for after, before in TIME_RANGES:

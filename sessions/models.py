@@ -203,9 +203,19 @@ class Session(Enrichable, TeamOwned):
         default=-1, help_text="Messages up to this seq are in the summary and entities."
     )
     updated_at = models.DateTimeField(auto_now=True)
-    # Seed 001 §7 decay inputs.
+    # Seed 001 §7 decay: its inputs (reads are counted by sessions/forget/access.py) and the
+    # priority the lifecycle run computes from them.
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
+    decay_priority = models.FloatField(
+        default=1.0, help_text="0..1: falls with time since the last read, rises with reads."
+    )
+    last_active_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last read or new message: the lifecycle's clock (idle, decaying, archived).",
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
     # Soft delete (seed 001 §8.2-8.3): recoverable until purged.
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = user_or_null()
@@ -267,6 +277,11 @@ class Message(Enrichable, TeamOwned):
     timestamp = models.DateTimeField(null=True, blank=True)
     token_count = models.PositiveIntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
+    pinned = models.BooleanField(default=False, help_text="Pinned messages are never compacted.")
+    # A removed message stays as a tombstone (seed 001 §8.2): its place in the session and who
+    # removed it when; its content, vectors and entities are gone.
+    removed_at = models.DateTimeField(null=True, blank=True)
+    removed_by = models.CharField(max_length=200, blank=True)
     search_vector = models.GeneratedField(
         expression=SearchVector(Left("content", KEYWORD_INDEX_CHARS), config=SEARCH_CONFIG),
         output_field=SearchVectorField(),
@@ -407,3 +422,59 @@ class Entity(TeamOwned):
 
     def __str__(self) -> str:
         return f"{self.type} {self.value}"
+
+
+class DeletionScope(models.TextChoices):
+    SESSION = "session", "One session"
+    MESSAGE = "message", "One message"
+    FILTER = "filter", "Sessions matching a filter"
+    SELECTION = "selection", "Selected sessions"
+    RETENTION = "retention", "Retention policy"
+
+
+class DeletionRecord(models.Model):
+    """What a deletion removed, kept after the purge (seed 001 §8.3): who, when, why, what
+    scope and how much, and until when it can be undone. Never any content."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    project = models.ForeignKey(
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    project_label = models.CharField(max_length=201, help_text="team/project, as it was.")
+    scope = models.CharField(max_length=10, choices=DeletionScope.choices)
+    criteria = models.JSONField(
+        default=dict, blank=True, help_text="The filter or message that was named."
+    )
+    session_ids = ArrayField(
+        models.CharField(max_length=100),
+        default=list,
+        blank=True,
+        help_text="Public ids of the sessions it moved or changed.",
+    )
+    deleted_by = user_or_null()
+    actor = models.CharField(max_length=200, help_text="Who: a person, a token, or a policy.")
+    reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sessions = models.PositiveIntegerField(default=0)
+    messages = models.PositiveIntegerField(default=0)
+    bytes = models.PositiveBigIntegerField(default=0)
+    recovery_deadline = models.DateTimeField(
+        null=True, blank=True, help_text="Empty when it cannot be undone (a removed message)."
+    )
+    restored_sessions = models.PositiveIntegerField(default=0)
+    purged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["team", "-created_at"], name="deletion_team_created_idx"),
+            GinIndex(fields=["session_ids"], name="deletion_session_ids_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_scope_display()} by {self.actor} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -11,13 +11,22 @@ import hashlib
 import secrets
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
 DEFAULT_SESSION_QUOTA_BYTES = 10 * 1024 * 1024  # seed 001 §9.1: 10 MB per session
 DEFAULT_TRASH_DAYS = 30  # seed 001 §5.1: deleted sessions wait 30 days before purge
+# Seed 001 §5.1: a session unread for this long becomes idle, then decaying, then archived.
+DEFAULT_IDLE_AFTER_HOURS = 24
+DEFAULT_DECAYING_AFTER_DAYS = 7
+DEFAULT_ARCHIVE_AFTER_DAYS = 30
+# Seed 001 §9.1: warn at 80 % of the session quota, compact at 95 %.
+DEFAULT_QUOTA_WARN_PERCENT = 80
+DEFAULT_QUOTA_COMPACT_PERCENT = 95
 
 
 def user_or_null() -> models.ForeignKey:
@@ -42,6 +51,26 @@ class Role(models.TextChoices):
 
 # What each role may do; a role includes everything below it.
 ROLE_RANK = {Role.VIEWER: 0, Role.MEMBER: 1, Role.ADMIN: 2, Role.OWNER: 3}
+
+
+class QuotaAction(models.TextChoices):
+    """What a capture that would take a session past its quota does."""
+
+    COMPACT = "compact", "Compact the session, refuse only if that cannot make room"
+    REFUSE = "refuse", "Refuse the capture"
+
+
+class TokenPermission(models.TextChoices):
+    """What an API token may do; a person's role decides it for people."""
+
+    READ = "read", "Read (list, search, context, export)"
+    WRITE = "write", "Write (capture, append, import, edit)"
+    DELETE = "delete", "Delete (trash, restore, purge, delete messages)"
+
+
+def default_token_permissions() -> list[str]:
+    # What every token could do before permissions existed: a member's rights.
+    return [TokenPermission.READ, TokenPermission.WRITE]
 
 
 class Team(models.Model):
@@ -108,15 +137,59 @@ class Project(models.Model):
     retention_days = models.PositiveIntegerField(
         null=True,
         blank=True,
-        help_text="Move sessions older than this to the trash; empty keeps them forever.",
+        validators=[MinValueValidator(1)],
+        help_text="The daily retention run moves sessions that ended more than this many days "
+        "ago (or, without an end, started) to the trash, where they can be restored until "
+        "the trash period ends and are then purged for good. Empty keeps sessions forever.",
     )
     trash_days = models.PositiveIntegerField(
         default=DEFAULT_TRASH_DAYS,
         validators=[MinValueValidator(1)],
         help_text="How long deleted sessions can be restored before they are purged.",
     )
+    idle_after_hours = models.PositiveIntegerField(
+        default=DEFAULT_IDLE_AFTER_HOURS,
+        validators=[MinValueValidator(1)],
+        help_text="A session nobody read or wrote to for this many hours becomes idle.",
+    )
+    decaying_after_days = models.PositiveIntegerField(
+        default=DEFAULT_DECAYING_AFTER_DAYS,
+        validators=[MinValueValidator(1)],
+        help_text="… and decaying after this many days: it ranks lower in searches across "
+        "sessions.",
+    )
+    archive_after_days = models.PositiveIntegerField(
+        default=DEFAULT_ARCHIVE_AFTER_DAYS,
+        validators=[MinValueValidator(1)],
+        help_text="… and archived after this many days: its summary, entities and session "
+        "vector stay searchable, its message vectors are dropped, and opening or restoring "
+        "it brings it back in full.",
+    )
+    quota_warn_percent = models.PositiveSmallIntegerField(
+        default=DEFAULT_QUOTA_WARN_PERCENT,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="Captures warn when a session passes this share of its quota.",
+    )
+    quota_compact_percent = models.PositiveSmallIntegerField(
+        default=DEFAULT_QUOTA_COMPACT_PERCENT,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="A capture that takes a session past this share of its quota compacts it "
+        "first (when the quota action is 'compact').",
+    )
+    quota_action = models.CharField(
+        max_length=10,
+        choices=QuotaAction.choices,
+        default=QuotaAction.COMPACT,
+        help_text="What a capture that would pass the quota does.",
+    )
     redact_secrets = models.BooleanField(
         default=True, help_text="Redact API keys, tokens and passwords before storing messages."
+    )
+    redact_emails = models.BooleanField(
+        default=False, help_text="Redact e-mail addresses before storing messages."
+    )
+    redact_phones = models.BooleanField(
+        default=False, help_text="Redact phone numbers before storing messages."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -133,6 +206,18 @@ class Project(models.Model):
         if not self.slug:
             self.slug = slugify(self.name)[:100] or "project"
         super().save(*args, **kwargs)
+
+    def clean(self):
+        super().clean()
+        idle_days = (self.idle_after_hours or 0) / 24
+        if not idle_days < (self.decaying_after_days or 0) < (self.archive_after_days or 0):
+            raise ValidationError(
+                "Lifecycle thresholds must grow: idle (in hours) before decaying before archived."
+            )
+        if (self.quota_warn_percent or 0) > (self.quota_compact_percent or 0):
+            raise ValidationError(
+                {"quota_warn_percent": "The warning must come at or before compaction."}
+            )
 
 
 TOKEN_PREFIX = "mem_"
@@ -159,6 +244,11 @@ class ApiToken(models.Model):
         Project, on_delete=models.CASCADE, related_name="api_tokens", db_index=False
     )
     name = models.CharField(max_length=100, blank=True)
+    permissions = ArrayField(
+        models.CharField(max_length=10, choices=TokenPermission.choices),
+        default=default_token_permissions,
+        help_text="What the token may do: read, write, delete.",
+    )
     prefix = models.CharField(max_length=16, help_text="The visible start of the token.")
     token_hash = models.CharField(max_length=64)
     created_by = user_or_null()
