@@ -207,8 +207,10 @@ class Session(Enrichable, TeamOwned):
     # priority the lifecycle run computes from them.
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
+    # Database defaults (db_default) for the columns added to big tables: bulk loads that write
+    # rows in SQL (bench/) need not know them.
     decay_priority = models.FloatField(
-        default=1.0, help_text="0..1: falls with time since the last read, rises with reads."
+        db_default=1.0, help_text="0..1: falls with time since the last read, rises with reads."
     )
     last_active_at = models.DateTimeField(
         null=True,
@@ -277,11 +279,11 @@ class Message(Enrichable, TeamOwned):
     timestamp = models.DateTimeField(null=True, blank=True)
     token_count = models.PositiveIntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
-    pinned = models.BooleanField(default=False, help_text="Pinned messages are never compacted.")
+    pinned = models.BooleanField(db_default=False, help_text="Pinned messages are never compacted.")
     # A removed message stays as a tombstone (seed 001 §8.2): its place in the session and who
     # removed it when; its content, vectors and entities are gone.
     removed_at = models.DateTimeField(null=True, blank=True)
-    removed_by = models.CharField(max_length=200, blank=True)
+    removed_by = models.CharField(max_length=200, blank=True, db_default="")
     search_vector = models.GeneratedField(
         expression=SearchVector(Left("content", KEYWORD_INDEX_CHARS), config=SEARCH_CONFIG),
         output_field=SearchVectorField(),
