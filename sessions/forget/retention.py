@@ -89,6 +89,8 @@ class RetentionPlan:
     purge_bytes: int
     all_sessions: int  # live and trashed
 
+    confirm_above = CONFIRM_ABOVE_PERCENT
+
     @property
     def percent(self) -> float:
         """Share of the project's live sessions it moves to the trash."""
