@@ -108,15 +108,15 @@ class RetentionPlan:
     def summary(self) -> str:
         """One sentence a person can act on (the admin's confirmation asks with it)."""
         moved = (
-            f"move {self.sessions:,} of {self.live_sessions:,} live sessions "
-            f"({self.percent:.1f} %; {self.messages:,} messages, {_size(self.bytes)}) to the "
-            "trash"
+            f"move {self.sessions:,} of {_count(self.live_sessions, 'live session')} "
+            f"({self.percent:.1f} %; {_count(self.messages, 'message')}, {_size(self.bytes)}) "
+            "to the trash"
             if self.days
             else "move nothing to the trash (no retention)"
         )
         purged = (
-            f"purge {self.purge_sessions:,} trashed sessions for good "
-            f"({self.purge_messages:,} messages, {_size(self.purge_bytes)})"
+            f"purge {_count(self.purge_sessions, 'trashed session')} for good "
+            f"({_count(self.purge_messages, 'message')}, {_size(self.purge_bytes)})"
         )
         return f"The run of {self.at:%Y-%m-%d %H:%M} UTC would {moved} and {purged}."
 
@@ -127,6 +127,10 @@ class RetentionPlan:
         data["purge_percent"] = round(self.purge_percent, 2)
         data["needs_confirmation"] = self.needs_confirmation
         return data
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _size(n: int) -> str:
