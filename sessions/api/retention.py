@@ -64,6 +64,9 @@ class RetentionView(ScopedAPIView):
     its team; tokens need the delete permission."""
 
     @extend_schema(
+        description="A dry run: counts what the next daily retention run would move to the "
+        "trash (sessions whose last activity is more than `days` ago) and purge for good "
+        "(trashed sessions past `trash_days`), changing nothing.",
         parameters=[RetentionQuerySerializer],
         responses={
             200: RetentionPlanSerializer,
@@ -71,17 +74,18 @@ class RetentionView(ScopedAPIView):
             403: error(403),
             404: error(404),
         },
-        description="A dry run: counts what the next daily retention run would move to the "
-        "trash (sessions whose last activity is more than `days` ago) and purge for good "
-        "(trashed sessions past `trash_days`), changing nothing.",
     )
     def get(self, request):
         query = RetentionQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        project = self._project(query.validated_data.get("project"))
-        days = query.validated_data.get("days", project.retention_days)
-        trash_days = query.validated_data.get("trash_days", project.trash_days)
-        plan = retention_plan(project, days, now=next_run(), trash_days=trash_days)
+        wanted = query.validated_data
+        project = self._project(wanted.get("project"))
+        plan = retention_plan(
+            project,
+            wanted.get("days", project.retention_days),
+            now=next_run(),
+            trash_days=wanted.get("trash_days", project.trash_days),
+        )
         body = {**plan.as_json(), "project": str(project), "summary": plan.summary()}
         return Response(RetentionPlanSerializer(body).data)
 

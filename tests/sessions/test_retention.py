@@ -96,9 +96,7 @@ def test_the_run_moves_exactly_the_sessions_past_retention_and_purges_past_the_t
 
         assert purged == len(expired)
         remaining = Session.objects.filter(project=project)
-        assert set(remaining.alive().values_list("pk", flat=True)) == {
-            s.pk for s in live
-        } - due
+        assert set(remaining.alive().values_list("pk", flat=True)) == {s.pk for s in live} - due
         moved = remaining.filter(delete_reason__startswith="retention:", deleted_at=now)
         assert set(moved.values_list("pk", flat=True)) == due
         assert not remaining.filter(pk__in=expired).exists()
