@@ -142,7 +142,8 @@ class Project(models.Model):
         validators=[MinValueValidator(1)],
         help_text="The daily retention run (04:30 UTC) moves to the trash every session whose "
         "last activity is more than this many days ago: the later of its end (or, without "
-        "one, its start) and the last time messages were added to it or it was edited. "
+        "one, its start) and the last time messages were added to it, it was edited or "
+        "restored from the trash. "
         "Reading a session does not keep it. In the trash it can be restored until the trash "
         "period ends, then it is purged for good. Empty keeps sessions forever.",
     )

@@ -48,8 +48,9 @@ def soft_delete(session: Session, *, by=None, reason: str = "") -> Session:
 
 
 def restore(session: Session) -> Session:
+    # A restore counts as activity (updated_at), so retention keeps what was just brought back.
     changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=False).update(
-        deleted_at=None, deleted_by=None, delete_reason=""
+        deleted_at=None, deleted_by=None, delete_reason="", updated_at=timezone.now()
     )
     if not changed:
         raise LifecycleConflict(f"session {session.public_id} is not in the trash")

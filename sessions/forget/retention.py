@@ -5,7 +5,8 @@ A session's age is counted from its **last activity**: the later of when it ende
 no end, started) and when it was last written to (captured, appended to, edited). An agent
 that appends messages without timestamps never moves ``ended_at``, so counting from the end
 alone would trash a session that is still in use; counting from the last write keeps it, and
-an old transcript imported today is kept ``retention_days`` from its import. Reading a
+an old transcript imported today is kept ``retention_days`` from its import (and a session
+restored from the trash, from its restore). Reading a
 session does not make it younger: retention is about how old the data is, not how popular
 (decay and archiving are what reads influence).
 

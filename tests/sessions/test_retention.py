@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sessions import tasks
 from sessions.forget import retention
-from sessions.forget.lifecycle import purge_expired, soft_delete
+from sessions.forget.lifecycle import purge_expired, restore, soft_delete
 from sessions.forget.retention import enforce_retention, next_run, retention_plan
 from sessions.models import DeletionRecord, DeletionScope, Session
 from tests.factories import MessageFactory, ProjectFactory, SessionFactory
@@ -130,6 +130,20 @@ def test_an_ongoing_session_is_kept_though_it_started_long_ago(project):
     enforce_retention(now=now)
     assert Session.objects.alive().filter(pk=ongoing.pk).exists()
     assert Session.objects.in_trash().filter(pk=finished.pk).exists()
+
+
+@pytest.mark.django_db
+def test_a_session_restored_from_the_trash_is_not_moved_again_by_the_next_run(project):
+    now = timezone.now()
+    project.retention_days = 7
+    project.save()
+    session = aged(project, started=24 * 30, ended=24 * 30, written=24 * 30, now=now)
+    enforce_retention(now=now)
+    session.refresh_from_db()
+    restore(session)
+    assert enforce_retention(now=now + timedelta(days=1))["sessions"] == 0
+    assert Session.objects.alive().filter(pk=session.pk).exists()
+    assert enforce_retention(now=now + timedelta(days=8))["sessions"] == 1
 
 
 @pytest.mark.django_db
