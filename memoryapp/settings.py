@@ -10,6 +10,7 @@ import os
 from datetime import timedelta
 
 import dj_database_url
+from celery.schedules import crontab
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
@@ -308,11 +309,17 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600,
         "options": {"expires": 3600},
     },
-    # Purge sessions whose trash recovery window has passed.
+    # Daily (UTC): sessions past their project's retention move to the trash, then the trash
+    # is emptied of sessions past their project's trash days (sessions/forget/retention.py).
+    "enforce-retention": {
+        "task": "sessions.tasks.enforce_retention",
+        "schedule": crontab(hour=4, minute=30),
+        "options": {"expires": 12 * 3600},
+    },
     "purge-trash": {
         "task": "sessions.tasks.purge_trash",
-        "schedule": 3600,
-        "options": {"expires": 3600},
+        "schedule": crontab(hour=5, minute=0),
+        "options": {"expires": 12 * 3600},
     },
 }
 

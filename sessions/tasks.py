@@ -19,6 +19,7 @@ from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 
 from sessions.enrich import pipeline
+from sessions.forget import retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
 
@@ -87,10 +88,24 @@ def sweep() -> dict:
 
 @shared_task(name="sessions.tasks.purge_trash", ignore_result=True)
 def purge_trash() -> int:
+    """Beat, daily: purge for good the trashed sessions past their project's trash days."""
     purged = purge_expired()
-    if purged:
-        logger.info("purged %d session(s) past their trash window", purged)
+    logger.info("purged %d session(s) past their trash window", purged)
     return purged
+
+
+@shared_task(name="sessions.tasks.enforce_retention", ignore_result=True)
+def enforce_retention() -> dict:
+    """Beat, daily: sessions past their project's retention move to the trash."""
+    summary = retention.enforce_retention()
+    logger.info(
+        "retention moved %d session(s) (%d messages, %d bytes) to the trash in %d project(s)",
+        summary["sessions"],
+        summary["messages"],
+        summary["bytes"],
+        summary["projects"],
+    )
+    return summary
 
 
 # A capture must not wait for the broker (it waited ~6 s per capture while Redis was down:

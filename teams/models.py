@@ -132,31 +132,39 @@ class Project(models.Model):
     session_quota_bytes = models.PositiveBigIntegerField(
         default=DEFAULT_SESSION_QUOTA_BYTES,
         validators=[MinValueValidator(1024)],
-        help_text="Largest session this project accepts, in bytes (10 MB by default).",
+        help_text="Largest a session of this project may grow, in bytes (10 MB by default). "
+        "Captures and appends are measured against it; the percentages and the action below "
+        "say what happens as a session nears it.",
     )
     retention_days = models.PositiveIntegerField(
         null=True,
         blank=True,
         validators=[MinValueValidator(1)],
-        help_text="The daily retention run moves sessions that ended more than this many days "
-        "ago (or, without an end, started) to the trash, where they can be restored until "
-        "the trash period ends and are then purged for good. Empty keeps sessions forever.",
+        help_text="The daily retention run (04:30 UTC) moves to the trash every session whose "
+        "last activity is more than this many days ago: the later of its end (or, without "
+        "one, its start) and the last time messages were added to it, it was edited or "
+        "restored from the trash. "
+        "Reading a session does not keep it. In the trash it can be restored until the trash "
+        "period ends, then it is purged for good. Empty keeps sessions forever.",
     )
     trash_days = models.PositiveIntegerField(
         default=DEFAULT_TRASH_DAYS,
         validators=[MinValueValidator(1)],
-        help_text="How long deleted sessions can be restored before they are purged.",
+        help_text="How many days a deleted session (by a person, an agent or the retention "
+        "run) can be restored from the trash. The daily purge (05:00 UTC) then deletes it for "
+        "good, with its messages, vectors and entities; its deletion record stays.",
     )
     idle_after_hours = models.PositiveIntegerField(
         default=DEFAULT_IDLE_AFTER_HOURS,
         validators=[MinValueValidator(1)],
-        help_text="A session nobody read or wrote to for this many hours becomes idle.",
+        help_text="A session nobody read or added messages to for this many hours becomes "
+        "idle. Any read or new message makes it active again.",
     )
     decaying_after_days = models.PositiveIntegerField(
         default=DEFAULT_DECAYING_AFTER_DAYS,
         validators=[MinValueValidator(1)],
-        help_text="… and decaying after this many days: it ranks lower in searches across "
-        "sessions.",
+        help_text="… and decaying after this many days: it ranks lower in searches and "
+        "context across sessions.",
     )
     archive_after_days = models.PositiveIntegerField(
         default=DEFAULT_ARCHIVE_AFTER_DAYS,
@@ -168,28 +176,39 @@ class Project(models.Model):
     quota_warn_percent = models.PositiveSmallIntegerField(
         default=DEFAULT_QUOTA_WARN_PERCENT,
         validators=[MinValueValidator(1), MaxValueValidator(100)],
-        help_text="Captures warn when a session passes this share of its quota.",
+        help_text="A capture or append that takes a session past this share of its quota "
+        "still succeeds, with a warning (a response header and field, and a badge on the "
+        "session page).",
     )
     quota_compact_percent = models.PositiveSmallIntegerField(
         default=DEFAULT_QUOTA_COMPACT_PERCENT,
         validators=[MinValueValidator(1), MaxValueValidator(100)],
-        help_text="A capture that takes a session past this share of its quota compacts it "
-        "first (when the quota action is 'compact').",
+        help_text="With the action 'compact', a capture or append that would take a session "
+        "past this share of its quota compacts it first: turns older than 7 days are "
+        "summarised into one message, large tool outputs folded and duplicate content "
+        "dropped. The last 24 hours, pinned messages and anything read in the last 48 hours "
+        "are never touched.",
     )
     quota_action = models.CharField(
         max_length=10,
         choices=QuotaAction.choices,
         default=QuotaAction.COMPACT,
-        help_text="What a capture that would pass the quota does.",
+        help_text="What a capture that would pass the quota does: 'compact' compacts the "
+        "session and refuses only when that cannot make room; 'refuse' refuses it at once. A "
+        "refused capture stores nothing.",
     )
     redact_secrets = models.BooleanField(
-        default=True, help_text="Redact API keys, tokens and passwords before storing messages."
+        default=True,
+        help_text="Replace API keys, tokens, passwords and private keys with [REDACTED:…] "
+        "before messages are stored. Messages stored before the switch stay as they are.",
     )
     redact_emails = models.BooleanField(
-        default=False, help_text="Redact e-mail addresses before storing messages."
+        default=False,
+        help_text="Replace e-mail addresses with [REDACTED:…] before messages are stored.",
     )
     redact_phones = models.BooleanField(
-        default=False, help_text="Redact phone numbers before storing messages."
+        default=False,
+        help_text="Replace phone numbers with [REDACTED:…] before messages are stored.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -22,6 +22,7 @@ PINNED_TASK_NAMES = {
     "sessions.tasks.enrich_sessions",
     "sessions.tasks.sweep",
     "sessions.tasks.purge_trash",
+    "sessions.tasks.enforce_retention",
     "sessions.tasks.refresh_session_stats",
     "search.tasks.build_team_indexes",
     "search.tasks.warm_buffers",

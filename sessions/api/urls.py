@@ -1,6 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+from sessions.api.retention import RetentionView
 from sessions.api.views import EventsView, ImportView, PipelineView, SessionViewSet
 
 router = SimpleRouter(trailing_slash=False)
@@ -10,5 +11,6 @@ urlpatterns = [
     path("import", ImportView.as_view(), name="import"),
     path("events", EventsView.as_view(), name="events"),
     path("pipeline", PipelineView.as_view(), name="pipeline"),
+    path("retention", RetentionView.as_view(), name="retention"),
     *router.urls,
 ]

@@ -11,8 +11,10 @@ import logging
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, QuerySet, Value
 from django.utils import timezone
 
+from sessions.forget.records import note_purged
 from sessions.models import Session
 
 logger = logging.getLogger(__name__)
@@ -46,8 +48,9 @@ def soft_delete(session: Session, *, by=None, reason: str = "") -> Session:
 
 
 def restore(session: Session) -> Session:
+    # A restore counts as activity (updated_at), so retention keeps what was just brought back.
     changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=False).update(
-        deleted_at=None, deleted_by=None, delete_reason=""
+        deleted_at=None, deleted_by=None, delete_reason="", updated_at=timezone.now()
     )
     if not changed:
         raise LifecycleConflict(f"session {session.public_id} is not in the trash")
@@ -65,17 +68,60 @@ def purge(session: Session) -> None:
     logger.info("session %s purged", session.public_id)
 
 
+# The purge of expired trash deletes this many sessions per transaction: each holds their
+# rows locked while their messages, vectors and entities go, so it must stay short.
+PURGE_BATCH = 500
+
+
+def past_trash_window(sessions: QuerySet, now) -> QuerySet:
+    """The trashed ones of ``sessions`` whose project's recovery window has passed at ``now``:
+    a condition in SQL (joined to the project's trash days), so no session is loaded to
+    decide."""
+    window = ExpressionWrapper(
+        F("project__trash_days") * Value(timedelta(days=1)), output_field=DurationField()
+    )
+    cutoff = ExpressionWrapper(Value(now) - window, output_field=DateTimeField())
+    return sessions.in_trash().filter(deleted_at__lte=cutoff)
+
+
 def purge_expired(now=None) -> int:
-    """Purge every trashed session past its project's recovery window; returns how many."""
-    now = now or timezone.now()
-    expired = [
-        session.pk
-        for session in Session.objects.in_trash()
-        .select_related("project")
-        .only("pk", "deleted_at", "project__trash_days")
-        if session.deleted_at + timedelta(days=session.project.trash_days) <= now
-    ]
-    return sum(_purge(expired[start : start + 500]) for start in range(0, len(expired), 500))
+    """Purge every trashed session past its project's recovery window, in batches of
+    ``PURGE_BATCH`` (by id, so a batch someone restored meanwhile is not retried); returns
+    how many."""
+    expired = past_trash_window(Session.objects.all(), now or timezone.now()).order_by("pk")
+    purged, last = 0, 0
+    while batch := list(expired.filter(pk__gt=last).values_list("pk", "public_id")[:PURGE_BATCH]):
+        last = batch[-1][0]
+        pks = [pk for pk, _ in batch]
+        if _purge(pks):
+            left = set(Session.objects.filter(pk__in=pks).values_list("pk", flat=True))
+            gone = [public_id for pk, public_id in batch if pk not in left]
+            note_purged(gone)
+            purged += len(gone)
+    return purged
+
+
+def trash_locked(sessions: QuerySet, *, by=None, reason: str = "", now=None) -> list[Session]:
+    """Move the live ones of ``sessions`` to the trash in one statement, inside the caller's
+    transaction; returns those it moved (id, public id, project, message count, size).
+
+    They are locked first, in id order; PostgreSQL checks the queryset's conditions again on
+    each locked row, so a session someone else trashed, or one that changed so it no longer
+    matches (new messages under a retention rule), is left alone: two runs never move a
+    session twice."""
+    locked = list(
+        sessions.alive()
+        .order_by("pk")
+        .select_for_update(of=("self",))
+        .only("id", "public_id", "project_id", "message_count", "size_bytes")
+    )
+    if locked:
+        Session.objects.filter(pk__in=[s.pk for s in locked]).update(
+            deleted_at=now or timezone.now(),
+            deleted_by=by if getattr(by, "pk", None) else None,
+            delete_reason=reason[:500],
+        )
+    return locked
 
 
 def _purge(pks: list[int]) -> int:

@@ -22,7 +22,8 @@ from django.views.decorators.http import require_POST
 
 from sessions.enrich import pipeline
 from sessions.entity_stats import entity_counts
-from sessions.models import Entity, Message, Session
+from sessions.forget.retention import next_run, retention_plan
+from sessions.models import Entity, Lifecycle, Message, Session
 from sessions.tasks import poke_enrichment
 from teams.models import Role
 from web.scope import Workspace, team_required
@@ -132,6 +133,26 @@ def top_entities(workspace, since) -> list[dict]:
     return entity_counts(entities, TOP_ENTITIES)
 
 
+def lifecycle_counts(sessions) -> list[dict]:
+    """Live sessions in each lifecycle state, every state listed (one GROUP BY)."""
+    counts = dict(sessions.values_list("lifecycle").annotate(n=Count("id")).order_by())
+    return [{"state": state, "count": counts.get(state.value, 0)} for state in Lifecycle]
+
+
+def retention_runs(workspace) -> dict:
+    """What the next retention run removes from each project in view that has a retention
+    (one aggregate query per such project), and when it runs."""
+    at = next_run()
+    projects = workspace.projects if workspace.project is None else [workspace.project]
+    kept = [p for p in projects if p.retention_days is None]
+    plans = [
+        {"project": p, "plan": retention_plan(p, p.retention_days, now=at)}
+        for p in projects
+        if p.retention_days is not None
+    ]
+    return {"at": at, "plans": plans, "kept": kept}
+
+
 @team_required
 def home(request):
     workspace = Workspace.of(request)
@@ -145,6 +166,8 @@ def home(request):
     context["projects"], context["totals"] = project_totals(workspace)
     context["activity"] = activity(scoped)
     context["entities"] = top_entities(workspace, context["activity"]["since"])
+    context["lifecycle"] = lifecycle_counts(scoped)
+    context["retention"] = retention_runs(workspace)
     return render(request, "web/home.html", context)
 
 
