@@ -1,0 +1,259 @@
+"""Forgetting by policy at scale (issue 16): the daily lifecycle and retention run over
+~100,000 sessions and 1,000,000 messages, search latency before and after archiving 80 % of
+the sessions, and the disk archiving frees.
+
+**Data**: ``bench/search_speed.py``'s load (real texts and mixtures of their real vectors,
+written with ``COPY``), 100 teams of Zipf-like sizes, with sessions of 5-18 messages
+(log-uniform, ~10 on average), so 1M messages make ~100k sessions. Sessions start uniformly
+over the past year; each was created when it started and last active (and last written) when it ended, and was
+never read.
+
+**Policy** (set on every project before the run): idle after 24 hours, decaying after 7
+days, archived after ``ARCHIVE_DAYS`` (73: ~80 % of the sessions are older); every other
+project keeps sessions ``RETENTION_DAYS`` (300: ~18 % of its sessions are older), with a
+trash period of 30 days.
+
+**Steps**, in one run so that the figures compare on the same (shared, noisy) machine:
+
+1. hybrid search through the API with each team's token (LoCoMo questions, round robin over
+   the teams; warm-up rounds first, untimed): p50/p95 *before*;
+2. the size of messages, chunks and their indexes (``pg_total_relation_size``);
+3. the daily run — decay, lifecycle (archiving), retention, trash purge — in a child process,
+   as the worker runs it: each step's wall time and the process's peak memory (RSS); then the
+   same run again at once (it must find nothing to do);
+4. ``VACUUM`` (what autovacuum does next; archived chunks' space becomes reusable), sizes
+   again, and the same searches *after*; ``--vacuum-full`` also rewrites the tables (space
+   back to the operating system) and reports the sizes after that.
+
+    .venv/bin/python bench/forget_policies.py [--messages 1000000] [--teams 100]
+        [--queries 200] [--warmup 2] [--keep DIR] [--vacuum-full]
+
+``--keep DIR`` loads the data into DIR (ahead of time with ``--load-only``); a run uses it up
+(archiving and retention change it), so the run after that loads it again. Check at small
+scale first (``--messages 50000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import search_speed
+from bench.harness import REPO_ROOT, django_on_embedded_servers, percentile
+
+SESSION_MESSAGES = (5, 18)
+ARCHIVE_DAYS = 73
+RETENTION_DAYS = 300
+TABLES = ("agent_sessions_session", "agent_sessions_message", "agent_sessions_messagechunk")
+
+# The daily run, step by step, as the beat schedule runs it: (label, task).
+DAILY_RUN = (
+    ("decay", "sessions.tasks.update_decay"),
+    ("lifecycle", "sessions.tasks.advance_lifecycle"),
+    ("retention", "sessions.tasks.enforce_retention"),
+    ("purge", "sessions.tasks.purge_trash"),
+)
+
+CHILD = """
+import json, resource, sys, time, importlib
+import django
+django.setup()
+steps = json.loads(sys.argv[1])
+rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+times = {}
+for label, dotted in steps:
+    module, name = dotted.rsplit(".", 1)
+    task = getattr(importlib.import_module(module), name)
+    started = time.perf_counter()
+    result = task()
+    times[label] = {"seconds": time.perf_counter() - started, "result": result}
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"steps": times, "rss_start_kb": rss_start, "rss_peak_kb": peak}, default=str))
+"""
+
+
+def daily_run() -> dict:
+    """The daily run in a fresh process (its peak memory is its own)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(DAILY_RUN)],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["wall_s"] = time.perf_counter() - started
+    return result
+
+
+def set_policies(projects) -> dict:
+    """Sessions' clocks as the docstring says, and the policies on every project."""
+    from django.db import connection
+
+    from teams.models import Project
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE agent_sessions_session SET created_at = started_at,"
+            " updated_at = coalesce(ended_at, started_at),"
+            " last_active_at = coalesce(ended_at, started_at), lifecycle = 'active',"
+            " decay_priority = 1.0, archived_at = NULL"
+        )
+    for index, project in enumerate(projects):
+        Project.objects.filter(pk=project.pk).update(
+            idle_after_hours=24,
+            decaying_after_days=7,
+            archive_after_days=ARCHIVE_DAYS,
+            retention_days=RETENTION_DAYS if index % 2 else None,
+            trash_days=30,
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*), count(*) FILTER (WHERE coalesce(ended_at, started_at)"
+            f" < now() - interval '{ARCHIVE_DAYS} days') FROM agent_sessions_session"
+        )
+        sessions, archivable = cursor.fetchone()
+    return {"sessions": sessions, "archivable": archivable}
+
+
+def sizes() -> dict[str, int]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, pg_total_relation_size(oid) FROM pg_class WHERE relname = ANY(%s)",
+            [list(TABLES)],
+        )
+        return dict(cursor.fetchall())
+
+
+def vacuum(full: bool = False) -> float:
+    from django.db import connection
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        for table in TABLES:
+            cursor.execute(f"VACUUM ({'FULL, ' if full else ''}ANALYZE) {table}")
+    return time.perf_counter() - started
+
+
+def timed_searches(teams, queries: list[str], warmup: int) -> list[float]:
+    """Milliseconds of each timed search, after ``warmup`` untimed rounds over the teams."""
+    with search_speed.Instruments() as instruments:
+        for i in range(warmup * len(teams)):
+            row = search_speed.Row(teams[i % len(teams)], queries[-1 - i % len(queries)])
+            search_speed.timed_search(instruments, row)
+        rows = [search_speed.Row(teams[i % len(teams)], q) for i, q in enumerate(queries)]
+        for row in rows:
+            search_speed.timed_search(instruments, row)
+    return [row.ms for row in rows]
+
+
+def summary(values: list[float]) -> str:
+    return f"p50 {percentile(values, 0.5):.1f} ms, p95 {percentile(values, 0.95):.1f} ms"
+
+
+def megabytes(n: int) -> str:
+    return f"{n / 2**20:,.0f} MB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--teams", type=int, default=100)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds over the teams")
+    parser.add_argument("--keep", type=Path, help="database folder to reuse")
+    parser.add_argument(
+        "--vacuum-full", action="store_true", help="also VACUUM FULL and report sizes after it"
+    )
+    parser.add_argument(
+        "--load-only", action="store_true", help="load the data into --keep, then stop"
+    )
+    args = parser.parse_args()
+    args.sizes = "zipf"
+    search_speed.SESSION_MESSAGES = SESSION_MESSAGES
+    if args.keep:
+        args.keep = args.keep.resolve()
+        args.keep.mkdir(parents=True, exist_ok=True)
+
+    with django_on_embedded_servers(args.keep) as folder:
+        projects, info = search_speed.prepare(folder, args)
+        print(f"loaded: {json.dumps(info, default=str)[:400]}", flush=True)
+        if args.load_only:
+            return
+        # From here on the data is changed: the next run must load it again.
+        (folder / search_speed.MARKER).unlink(missing_ok=True)
+        clocks = set_policies(projects)
+        vacuum()
+        print(
+            f"{clocks['sessions']:,} sessions, {clocks['archivable']:,} older than "
+            f"{ARCHIVE_DAYS} days",
+            flush=True,
+        )
+        teams = search_speed.make_teams(
+            projects, search_speed.team_sizes(args.messages, args.teams, args.sizes)
+        )
+        queries = search_speed.questions()[: args.queries]
+        load = [os.getloadavg()[0]]
+        print("searches before …", flush=True)
+        before = timed_searches(teams, queries, args.warmup)
+        size_before = sizes()
+        print("the daily run …", flush=True)
+        first = daily_run()
+        print("the daily run again …", flush=True)
+        second = daily_run()
+        vacuum_s = vacuum()
+        size_after = sizes()
+        print("searches after …", flush=True)
+        after = timed_searches(teams, queries, args.warmup)
+        load.append(os.getloadavg()[0])
+        size_full = None
+        if args.vacuum_full:
+            print("VACUUM FULL …", flush=True)
+            vacuum(full=True)
+            size_full = sizes()
+
+    print("\n## Forgetting by policy at scale\n")
+    print(f"{clocks['sessions']:,} sessions, {args.messages:,} messages, {args.teams} teams")
+    print(f"load average {load[0]:.1f} before, {load[1]:.1f} after the searches\n")
+    for label, run in (("first", first), ("second", second)):
+        steps = ", ".join(
+            f"{name} {step['seconds']:.1f} s ({step['result']})"
+            for name, step in run["steps"].items()
+        )
+        print(
+            f"- daily run, {label}: {run['wall_s']:.1f} s in all (process start included); "
+            f"{steps}; peak RSS {run['rss_peak_kb'] / 1024:.0f} MB "
+            f"({run['rss_start_kb'] / 1024:.0f} MB after start-up)"
+        )
+    print(f"- VACUUM after it: {vacuum_s:.1f} s")
+    print(f"- search before: {summary(before)}; after: {summary(after)}")
+    ratio = percentile(after, 0.95) / percentile(before, 0.95)
+    print(f"- p95 after / before: {ratio:.2f}")
+    for table in TABLES:
+        line = f"- {table}: {megabytes(size_before[table])} before, "
+        line += f"{megabytes(size_after[table])} after VACUUM"
+        if size_full:
+            line += f", {megabytes(size_full[table])} after VACUUM FULL"
+        print(line)
+    if not args.keep:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
