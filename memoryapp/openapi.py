@@ -124,7 +124,8 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
         )
         scheme["description"] = (
             f"A project API token (`{TOKEN_PREFIX}…`, made on the Tokens page): "
-            "`Authorization: Bearer <token>`. It acts as a member of that project's team."
+            "`Authorization: Bearer <token>`. It may do in that project what its permissions "
+            "(read, write, delete; chosen when it is made) allow."
         )
         return scheme
 

@@ -77,7 +77,15 @@ class ProjectAdmin(TeamScopedAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(TeamScopedAdmin):
-    list_display = ["prefix", "name", "project", "created_at", "last_used_at", "revoked_at"]
+    list_display = [
+        "prefix",
+        "name",
+        "project",
+        "permissions",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
     list_filter = ["revoked_at"]
     readonly_fields = ["team", "project", "prefix", "created_by", "created_at", "last_used_at"]
     exclude = ["token_hash"]
