@@ -12,24 +12,23 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from memoryapp.error_codes import ErrorCode
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
-from sessions.capture.service import capture_session
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
 from teams.models import ApiToken, Role
 from tests.factories import MembershipFactory, ProjectFactory
+from tests.search.corpus import capture
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 
-def stored_session(project, title="Token storage"):
-    parsed = ParsedSession(
-        source_format="api",
-        title=title,
-        agent_name="architect",
-        messages=[ParsedMessage(role="user", content="How should we store the auth tokens?")],
-    )
-    return capture_session(project, parsed).session
+TOKEN_TALK = [
+    ("user", "How should we store the auth tokens?"),
+    ("assistant", "Hash them with SHA-256; show them once."),
+]
+
+
+def stored_session(project, title="Token storage") -> Session:
+    return capture(project, TOKEN_TALK, title=title)
 
 
 def token_client(project, permissions=("read", "write", "delete")) -> APIClient:

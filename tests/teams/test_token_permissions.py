@@ -13,13 +13,12 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
-from sessions.capture.service import capture_session
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
 from teams.access import Access, TokenPrincipal
 from teams.models import ApiToken, Role
 from tests.factories import MembershipFactory, ProjectFactory
+from tests.search.corpus import capture
 from web.forms import TokenForm
 
 pytestmark = pytest.mark.django_db
@@ -34,17 +33,14 @@ PERMISSION_SETS = [
 ]
 
 
+TOKEN_TALK = [
+    ("user", "How should we store the auth tokens?"),
+    ("assistant", "Hash them with SHA-256; show them once."),
+]
+
+
 def stored_session(project, title="Token storage") -> Session:
-    parsed = ParsedSession(
-        source_format="api",
-        title=title,
-        agent_name="architect",
-        messages=[
-            ParsedMessage(role="user", content="How should we store the auth tokens?"),
-            ParsedMessage(role="assistant", content="Hash them with SHA-256; show them once."),
-        ],
-    )
-    return capture_session(project, parsed).session
+    return capture(project, TOKEN_TALK, title=title)
 
 
 def token_client(project, permissions) -> APIClient:
