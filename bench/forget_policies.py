@@ -5,8 +5,8 @@ the sessions, and the disk archiving frees.
 **Data**: ``bench/search_speed.py``'s load (real texts and mixtures of their real vectors,
 written with ``COPY``), 100 teams of Zipf-like sizes, with sessions of 5-18 messages
 (log-uniform, ~10 on average), so 1M messages make ~100k sessions. Sessions start uniformly
-over the past year; each was created when it started and last active (and last written) when it ended, and was
-never read.
+over the past year; each was created when it started, was last active and last written to
+when it ended, and was never read.
 
 **Policy** (set on every project before the run): idle after 24 hours, decaying after 7
 days, archived after ``ARCHIVE_DAYS`` (73: ~80 % of the sessions are older); every other

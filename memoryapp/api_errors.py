@@ -1,4 +1,7 @@
-"""Every error the API answers is JSON ``{"detail": ...}``; the UI keeps its HTML pages.
+"""Every error the API answers is JSON ``{"detail": ..., "code": ...}``; the UI keeps its HTML
+pages. ``detail`` says what went wrong for a person; ``code`` (``memoryapp.error_codes``) is
+stable for programs: the exception's own ``code`` when it carries one of ours, else one by its
+kind (``CODE_BY_TYPE``), else one by the HTTP status (``error_code``).
 
 One mapping, whatever raised the error:
 
@@ -15,8 +18,11 @@ One mapping, whatever raised the error:
 
 A database or broker that cannot be reached is not a bug: it answers 503 with
 ``Retry-After`` and a message a person can act on (a plain HTML page on UI paths), and is
-logged as one line, not a traceback per request. Any other unhandled exception answers 500
-with a short message and a request id; the traceback is logged with that id, never sent.
+logged as one line, not a traceback per request. So is a PostgreSQL lock timeout (SQLSTATE
+55P03, when an operator sets ``lock_timeout``; the app sets none): 503, MEM_E002. Damaged
+data or index reported by PostgreSQL (XX001/XX002) is a 500 with MEM_E003. Any other
+unhandled exception answers 500 with a short message and a request id; the traceback is
+logged with that id, never sent.
 With ``DEBUG`` on, Django shows its debug page instead of calling ``handler500``.
 """
 
@@ -42,12 +48,13 @@ from django.views import defaults
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from rest_framework import status
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.service import CaptureError
+from memoryapp.error_codes import ErrorCode, code_for_status, own_code
+from sessions.capture.importers.base import ImportFormatError, ImportTooLarge
+from sessions.capture.service import CaptureError, QuotaExceeded
 from sessions.forget.lifecycle import LifecycleConflict
 
 logger = logging.getLogger(__name__)
@@ -61,6 +68,44 @@ RETRY_AFTER_SECONDS = 30
 # class 08 (connection exception), admin/crash shutdown, starting up, too many connections.
 _UNAVAILABLE_SQLSTATES = ("57P01", "57P02", "57P03", "53300")
 
+# The code of an exception that carries none of its own, by its kind (first match wins).
+CODE_BY_TYPE = (
+    (QuotaExceeded, ErrorCode.QUOTA_EXCEEDED),
+    (ImportTooLarge, ErrorCode.TOO_LARGE),
+    (ImportFormatError, ErrorCode.IMPORT_UNREADABLE),
+    (LifecycleConflict, ErrorCode.CONFLICT),
+    (exceptions.ParseError, ErrorCode.MALFORMED_REQUEST),
+    (psycopg.errors.LockNotAvailable, ErrorCode.LOCK_TIMEOUT),
+    (psycopg.errors.DataCorrupted | psycopg.errors.IndexCorrupted, ErrorCode.CORRUPTION_DETECTED),
+)
+
+
+def error_code(exc: BaseException | None, status_code: int) -> ErrorCode:
+    """The stable code of an error answer: what ``exc`` (or what it was raised from)
+    carries or is, else what its HTTP status means."""
+    for error in _causes(exc):
+        code = own_code(error)
+        if code is not None:
+            return code
+        for kind, code in CODE_BY_TYPE:
+            if isinstance(error, kind):
+                return code
+    return code_for_status(status_code)
+
+
+def with_code(data, code: ErrorCode) -> dict:
+    """An error body with its ``code``: beside ``detail``, or beside the fields in error."""
+    if isinstance(data, list):  # DRF's ValidationError("…") without a field
+        data = {"detail": " ".join(str(item) for item in data)}
+    return {**data, "code": code.value}
+
+
+def error_json(status_code: int, detail: str, code: ErrorCode | None = None, **extra):
+    """A JSON error answered outside DRF (Django's handlers, the middlewares)."""
+    body = {"detail": detail, "code": (code or code_for_status(status_code)).value, **extra}
+    return JsonResponse(body, status=status_code)
+
+
 UNAVAILABLE_MESSAGES = {
     "database": "The database (PostgreSQL) cannot be reached right now, so this request was "
     f"not completed. Try again in {RETRY_AFTER_SECONDS} seconds (Retry-After); captures are "
@@ -69,6 +114,15 @@ UNAVAILABLE_MESSAGES = {
     "broker": "The task queue (Redis) cannot be reached right now, so this request was not "
     f"completed. Try again in {RETRY_AFTER_SECONDS} seconds (Retry-After). If it lasts, ask "
     "your administrator to check Redis (GET /healthz shows what is down).",
+    "lock": "The rows this request needs stayed locked by another operation longer than the "
+    "database's lock_timeout, so nothing was changed. Try again in "
+    f"{RETRY_AFTER_SECONDS} seconds (Retry-After) with the same request.",
+}
+# What each kind of outage says in the body's ``unavailable`` and ``code``.
+UNAVAILABLE_CODES = {
+    "database": ("database", ErrorCode.SERVICE_UNAVAILABLE),
+    "broker": ("broker", ErrorCode.SERVICE_UNAVAILABLE),
+    "lock": ("database", ErrorCode.LOCK_TIMEOUT),
 }
 
 
@@ -77,12 +131,17 @@ def exception_handler(exc, context):
     exception, the database down) DRF re-raises, and Django hands it to ``server_error``
     below: one mapping for both."""
     response = domain_error_response(exc)
-    return response if response is not None else drf_exception_handler(exc, context)
+    if response is None:
+        response = drf_exception_handler(exc, context)
+    if response is not None:
+        response.data = with_code(response.data, error_code(exc, response.status_code))
+    return response
 
 
 def domain_error_response(exc: BaseException) -> Response | None:
     """The answer to an error the domain raises when a request cannot be done as asked,
-    or None for any other exception. The status is the error's own where it has one."""
+    or None for any other exception. The status is the error's own where it has one;
+    ``exception_handler`` adds the ``code``."""
     if isinstance(exc, ImportFormatError):
         return Response(exc.as_dict(), status=exc.status)  # with the line and field
     if isinstance(exc, CaptureError):
@@ -126,10 +185,13 @@ def _database_unreachable(error: BaseException) -> bool:
 
 
 def unavailable_service(exc: BaseException) -> str | None:
-    """ "database" or "broker" when ``exc`` means that server cannot be reached, else None."""
+    """ "database" or "broker" when ``exc`` means that server cannot be reached, "lock" when
+    a lock wait timed out, else None."""
     for error in _causes(exc):
         if _database_unreachable(error):
             return "database"
+        if isinstance(error, psycopg.errors.LockNotAvailable):
+            return "lock"
         if isinstance(error, BrokerOperationalError | RedisConnectionError | RedisTimeoutError):
             return "broker"
     return None
@@ -138,9 +200,9 @@ def unavailable_service(exc: BaseException) -> str | None:
 def service_unavailable(request, service: str, exc: BaseException) -> HttpResponse:
     message = UNAVAILABLE_MESSAGES[service]
     if wants_json(request):
-        response = JsonResponse(
-            {"detail": message, "unavailable": service, "retry_after": RETRY_AFTER_SECONDS},
-            status=503,
+        unavailable, code = UNAVAILABLE_CODES[service]
+        response = error_json(
+            503, message, code, unavailable=unavailable, retry_after=RETRY_AFTER_SECONDS
         )
     else:
         # No template: rendering the site's pages would ask the database again.
@@ -172,14 +234,13 @@ def server_error(request):
         return service_unavailable(request, service, exc)
     request_id = secrets.token_hex(8)
     if wants_json(request):
-        response = JsonResponse(
-            {
-                "detail": "Internal server error: the request failed on the server and was "
-                f"logged as request {request_id}. Try again later; if it keeps failing, give "
-                "that id to your administrator.",
-                "request_id": request_id,
-            },
-            status=500,
+        response = error_json(
+            500,
+            "Internal server error: the request failed on the server and was "
+            f"logged as request {request_id}. Try again later; if it keeps failing, give "
+            "that id to your administrator.",
+            error_code(exc, 500),
+            request_id=request_id,
         )
     else:
         response = defaults.server_error(request)
@@ -191,13 +252,11 @@ def server_error(request):
 
 def request_too_big(request, exception) -> JsonResponse:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE  # MAX_REQUEST_BYTES sets it
-    return JsonResponse(
-        {
-            "detail": f"The request body is over {limit:,} bytes, the most this server accepts "
-            "(MAX_REQUEST_BYTES). Split the upload.",
-            "limit_bytes": limit,
-        },
-        status=413,
+    return error_json(
+        413,
+        f"The request body is over {limit:,} bytes, the most this server accepts "
+        "(MAX_REQUEST_BYTES). Split the upload.",
+        limit_bytes=limit,
     )
 
 
@@ -213,7 +272,7 @@ def bad_request(request, exception):
         detail = f"Bad request: {exception}"
     else:
         detail = "Bad request: it was refused as malformed or unsafe."
-    return JsonResponse({"detail": detail}, status=400)
+    return error_json(400, detail, ErrorCode.MALFORMED_REQUEST)
 
 
 def permission_denied(request, exception):
@@ -221,14 +280,11 @@ def permission_denied(request, exception):
     if not wants_json(request):
         return defaults.permission_denied(request, exception)
     detail = str(exception) or "You do not have permission to do this."
-    return JsonResponse({"detail": detail}, status=403)
+    return error_json(403, detail)
 
 
 def page_not_found(request, exception):
     """``handler404``: also every unknown URL under /api/."""
     if not wants_json(request):
         return defaults.page_not_found(request, exception)
-    return JsonResponse(
-        {"detail": f"Not found: {request.path} (the API is described at /api/docs/)."},
-        status=404,
-    )
+    return error_json(404, f"Not found: {request.path} (the API is described at /api/docs/).")

@@ -1,9 +1,9 @@
 """Request-level guards: a size limit on bodies, and JSON for every error under the API."""
 
 from django.conf import settings
-from django.http import JsonResponse
 
-from memoryapp.api_errors import wants_json
+from memoryapp.api_errors import error_json, wants_json
+from memoryapp.error_codes import ErrorCode
 
 
 class RequestSizeLimitMiddleware:
@@ -16,17 +16,15 @@ class RequestSizeLimitMiddleware:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return JsonResponse({"detail": "Content-Length is not a number."}, status=400)
+            return error_json(400, "Content-Length is not a number.", ErrorCode.MALFORMED_REQUEST)
         limit = settings.MAX_REQUEST_BYTES
         if length > limit:
-            return JsonResponse(
-                {
-                    "detail": f"The request body is {length:,} bytes; this server accepts at "
-                    f"most {limit:,} (MAX_REQUEST_BYTES). Split the upload.",
-                    "request_bytes": length,
-                    "limit_bytes": limit,
-                },
-                status=413,
+            return error_json(
+                413,
+                f"The request body is {length:,} bytes; this server accepts at "
+                f"most {limit:,} (MAX_REQUEST_BYTES). Split the upload.",
+                request_bytes=length,
+                limit_bytes=limit,
             )
         return self.get_response(request)
 
@@ -46,7 +44,7 @@ class JsonErrorsMiddleware:
         detail = f"{response.status_code} {response.reason_phrase}."
         if response.has_header("Allow"):
             detail += f" Allowed methods: {response['Allow']}."
-        replacement = JsonResponse({"detail": detail}, status=response.status_code)
+        replacement = error_json(response.status_code, detail)
         for header, value in response.items():
             if header.lower() not in ("content-type", "content-length"):
                 replacement[header] = value

@@ -5,7 +5,9 @@ Error answers by endpoint kind (a view's own ``@extend_schema`` responses take p
 and add what is particular to it, such as a 409):
 
 ========================================================  ==============================
-every endpoint behind authentication                      401, 503 (and 429 if throttled)
+every endpoint behind authentication                      401, 403 (an API token without
+                                                          the permission), 503 (and 429
+                                                          if throttled)
 a request body                                            400, 413, 415 (415 unless the
                                                           view takes any media type)
 a write (POST, PUT, PATCH, DELETE)                        403: a role too low, or a
@@ -17,6 +19,7 @@ a ``project`` parameter or body field                     404: a person naming a
 ========================================================  ==============================
 
 An optional query parameter sent empty counts as not given (``allowEmptyValue``).
+Every error body carries a stable ``code`` (``memoryapp.error_codes``), listed as an enum.
 """
 
 from __future__ import annotations
@@ -37,25 +40,38 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
+from memoryapp import error_codes
 from teams.models import TOKEN_PREFIX
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
+def error_code_field(**kwargs) -> serializers.ChoiceField:
+    return serializers.ChoiceField(
+        choices=error_codes.choices(),
+        help_text="A stable code for programs (the table is in docs/api.md); `detail` is "
+        "for people and may be reworded.",
+        **kwargs,
+    )
+
+
 class ErrorSerializer(serializers.Serializer):
-    """An error: ``detail`` says what went wrong and what to do. Some errors add fields
-    with the numbers involved (a 413 gives the sizes and the limit)."""
+    """An error: ``detail`` says what went wrong and what to do, ``code`` which kind of
+    error it is. Some errors add fields with the numbers involved (a 413 gives the sizes and
+    the limit)."""
 
     detail = serializers.CharField()
+    code = error_code_field()
 
 
 class ValidationErrorSerializer(serializers.Serializer):
-    """The request was refused as sent. Either ``detail`` explains it (with the ``line`` and
-    ``field`` of an uploaded file when known), or each other key names a field in error
-    with a list of messages about it."""
+    """The request was refused as sent; ``code`` says which kind of error. Either ``detail``
+    explains it (with the ``line`` and ``field`` of an uploaded file when known), or each
+    other key names a field in error with a list of messages about it."""
 
     detail = serializers.CharField(required=False)
+    code = error_code_field()
     line = serializers.IntegerField(required=False, allow_null=True)
     field = serializers.CharField(required=False, allow_null=True)
 
@@ -75,7 +91,8 @@ ERRORS = {
     ),
     403: OpenApiResponse(
         ErrorSerializer,
-        description="Not allowed: the caller's role is too low, or a browser session sent no "
+        description="Not allowed: the caller's role is too low, the API token lacks the "
+        "permission (read, write or delete) the action needs, or a browser session sent no "
         "CSRF token.",
     ),
     404: OpenApiResponse(ErrorSerializer, description="Not found (or not the caller's)."),
@@ -107,7 +124,8 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
         )
         scheme["description"] = (
             f"A project API token (`{TOKEN_PREFIX}…`, made on the Tokens page): "
-            "`Authorization: Bearer <token>`. It acts as a member of that project's team."
+            "`Authorization: Bearer <token>`. It may do in that project what its permissions "
+            "(read, write, delete; chosen when it is made) allow."
         )
         return scheme
 
@@ -227,7 +245,7 @@ class AutoSchema(openapi.AutoSchema):
     def error_codes(self, operation) -> set[int]:
         codes = {503}
         if not all(isinstance(p, AllowAny) for p in self.view.get_permissions()):
-            codes.add(401)
+            codes |= {401, 403}  # 403: a token without the permission, even to read
         if self.view.get_throttles():
             codes.add(429)
         parameters = {p["name"]: p["in"] for p in operation.get("parameters", [])}

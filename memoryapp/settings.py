@@ -236,7 +236,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Entity types appear as `type` (entity list) and `entity_type` (filters): one enum.
-    "ENUM_NAME_OVERRIDES": {"EntityTypeEnum": "sessions.models.EntityType"},
+    "ENUM_NAME_OVERRIDES": {
+        "EntityTypeEnum": "sessions.models.EntityType",
+        "ErrorCodeEnum": "memoryapp.error_codes.choices",
+    },
 }
 
 # --- Request size ---------------------------------------------------------------------

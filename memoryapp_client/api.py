@@ -22,11 +22,15 @@ class MemoryError(RuntimeError):
         super().__init__(message)
         self.status = status
         self.body = body
+        # The server's stable error code ("MEM_E005": no such session; docs/api.md lists them).
+        self.code = body.get("code") if isinstance(body, dict) else None
 
 
 def describe_error(detail: Any) -> str:
-    """The server's error body as one line: ``{"q": ["give a query"]}`` → ``q: give a query``."""
+    """The server's error body as one line: ``{"q": ["give a query"]}`` → ``q: give a query``
+    (its ``code`` is on the exception, not in the message)."""
     if isinstance(detail, dict):
+        detail = {key: value for key, value in detail.items() if key != "code"}
         if set(detail) == {"detail"}:
             return describe_error(detail["detail"])
         return "; ".join(f"{key}: {describe_error(value)}" for key, value in detail.items())
@@ -115,6 +119,19 @@ class MemoryClient:
         return self.request(
             "POST", f"/api/v1/sessions/{session_id}/messages", json_body={"messages": messages}
         )
+
+    def delete_session(self, session_id: str, reason: str = "") -> bool:
+        """DELETE /api/v1/sessions/{id}: move it to the trash (restorable by an admin for the
+        project's trash days). True when deleted, False when there is no such session. The
+        token needs the "delete" permission."""
+        params = {"reason": reason} if reason else None
+        try:
+            self.request("DELETE", self._session_path(session_id), params=params)
+        except MemoryError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
 
     def import_bytes(self, data: bytes, *, filename: str = "", format: str | None = None) -> dict:
         params = {"filename": filename} if filename else {}

@@ -1,8 +1,10 @@
 """Who may see and do what: the one scoping path of the API, the UI and search.
 
 A caller is either a person (a signed-in user: the projects of their teams, with their role
-in each team) or an agent (a project API token: that project only, with the rights of a
-member). ``Access.for_request`` builds it; ``narrowed`` limits it to one of its teams or
+in each team) or an agent (a project API token: that project only, with the permissions
+chosen when the token was made). Views ask for a role (``can(Role.X, team)``); a token
+answers with its permissions, through ``TOKEN_PERMISSION_FOR_ROLE``, the one place the two
+meet. ``Access.for_request`` builds it; ``narrowed`` limits it to one of its teams or
 projects (the UI's team switcher, an explicit ``project`` parameter). Views ask it for
 querysets (``scope``) and for permission (``can``); search reads its ``team_ids`` and
 ``project_ids`` to write the same scope in SQL.
@@ -18,7 +20,16 @@ from dataclasses import dataclass, field, replace
 
 from django.utils import timezone
 
-from teams.models import ROLE_RANK, ApiToken, Membership, Project, Role, Team, hash_token
+from teams.models import (
+    ROLE_RANK,
+    ApiToken,
+    Membership,
+    Project,
+    Role,
+    Team,
+    TokenPermission,
+    hash_token,
+)
 
 # How often a token's last-used time is written (a write per request would be wasteful).
 LAST_USED_RESOLUTION_SECONDS = 60
@@ -32,9 +43,30 @@ ROLE_NEEDED = {
 }
 
 
+# The permission a token needs where a person needs a role. Reading is a viewer's right,
+# capturing and editing a member's, deleting (trash, restore, purge, removing messages,
+# deletion records) an admin's. No token acts as an owner.
+TOKEN_PERMISSION_FOR_ROLE = {
+    Role.VIEWER: TokenPermission.READ,
+    Role.MEMBER: TokenPermission.WRITE,
+    Role.ADMIN: TokenPermission.DELETE,
+}
+
+
 def role_needed(role: str) -> str:
     """What a 403 says when ``role`` is needed and the caller's is lower."""
     return f"This needs {ROLE_NEEDED.get(role, 'a ' + role)} of the team."
+
+
+def permission_needed(permission: str | None, role: str, has: tuple[str, ...]) -> str:
+    """What a 403 says to a token without ``permission`` (None: no token may do it)."""
+    if permission is None:
+        return f"API tokens cannot do this: it needs {ROLE_NEEDED[role]} of the team, signed in."
+    wanted = ",".join(p for p in TokenPermission.values if p in has or p == permission)
+    return (
+        f"This API token lacks the '{permission}' permission; create a token with it on the "
+        f"tokens page or with create_api_token --permissions {wanted}"
+    )
 
 
 class TokenPrincipal:
@@ -83,9 +115,9 @@ class Access:
 
     team_ids: tuple[int, ...] = ()
     project_ids: tuple[int, ...] | None = None
-    roles: Mapping[int, str] = field(default_factory=dict)  # team id → role
+    roles: Mapping[int, str] = field(default_factory=dict)  # team id → role (people)
     user: object = None
-    token: ApiToken | None = None
+    token: ApiToken | None = None  # an agent's: its permissions stand for a role
 
     @classmethod
     def for_request(cls, request) -> Access:
@@ -95,7 +127,6 @@ class Access:
             return cls(
                 team_ids=(token.team_id,),
                 project_ids=(token.project_id,),
-                roles={token.team_id: Role.MEMBER},
                 user=user,
                 token=token,
             )
@@ -148,6 +179,28 @@ class Access:
     def role_in(self, team_id: int) -> str | None:
         return self.roles.get(team_id)
 
-    def can(self, role: str, team_id: int) -> bool:
+    def token_permission(self, role: str, override: str | None = None) -> str | None:
+        """What this caller's token needs where a person needs ``role``: ``override`` when
+        the action says (export: a member's right, but a read), else the mapping."""
+        return override or TOKEN_PERMISSION_FOR_ROLE.get(Role(role))
+
+    def can(self, role: str, team_id: int, *, token_permission: str | None = None) -> bool:
+        if self.is_agent:
+            needed = self.token_permission(role, token_permission)
+            return (
+                team_id in self.team_ids and needed is not None and needed in self.token.permissions
+            )
         mine = self.role_in(team_id)
         return mine is not None and ROLE_RANK[Role(mine)] >= ROLE_RANK[Role(role)]
+
+    def grantable(self, team_id: int) -> list[str]:
+        """The token permissions this caller may give in the team: those standing for a
+        role it has (an admin may give "delete", a member only "read" and "write")."""
+        return [p for role, p in TOKEN_PERMISSION_FOR_ROLE.items() if self.can(role, team_id)]
+
+    def refusal(self, role: str, *, token_permission: str | None = None) -> str:
+        """What a 403 says when ``can`` said no."""
+        if self.is_agent:
+            needed = self.token_permission(role, token_permission)
+            return permission_needed(needed, role, tuple(self.token.permissions))
+        return role_needed(role)

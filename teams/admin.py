@@ -206,6 +206,31 @@ def _plan(project: Project, days: int | None, trash_days: int) -> RetentionPlan:
     return retention_plan(project, days, now=next_run(), trash_days=trash_days)
 
 
+@admin.register(ApiToken)
+class ApiTokenAdmin(TeamScopedAdmin):
+    list_display = [
+        "prefix",
+        "name",
+        "project",
+        "permissions",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    list_filter = ["revoked_at"]
+    readonly_fields = ["team", "project", "prefix", "created_by", "created_at", "last_used_at"]
+    exclude = ["token_hash"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False  # issued from the project list (shown once), never typed in
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        revoked = sum(token.revoke() for token in queryset)
+        self.message_user(request, f"Revoked {revoked} token(s).")
+
+
 def _days(raw: str | None) -> int | None:
     """A number of days as typed in the form: a whole number of at least 1, or empty (None)."""
     raw = (raw or "").strip()

@@ -73,6 +73,21 @@ def default_token_permissions() -> list[str]:
     return [TokenPermission.READ, TokenPermission.WRITE]
 
 
+def parse_token_permissions(text: str) -> list[str]:
+    """``"read,write"`` → the permissions in their usual order; ValueError names a wrong
+    or missing one."""
+    given = {part.strip().lower() for part in text.split(",")} - {""}
+    unknown = sorted(given - set(TokenPermission.values))
+    if unknown:
+        raise ValueError(
+            f"unknown permission(s) {', '.join(unknown)}; "
+            f"choose from {', '.join(TokenPermission.values)}"
+        )
+    if not given:
+        raise ValueError(f"give at least one permission of {', '.join(TokenPermission.values)}")
+    return [p for p in TokenPermission.values if p in given]
+
+
 class Team(models.Model):
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, db_index=False)
@@ -289,13 +304,17 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.name or 'unnamed'})"
 
     @classmethod
-    def issue(cls, project: Project, *, name: str = "", created_by=None) -> tuple[ApiToken, str]:
-        """Create a token; returns the row and the raw token, which is never stored."""
+    def issue(
+        cls, project: Project, *, name: str = "", created_by=None, permissions=None
+    ) -> tuple[ApiToken, str]:
+        """Create a token (with ``permissions``, else read and write); returns the row and
+        the raw token, which is never stored."""
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(
             team=project.team,
             project=project,
             name=name,
+            permissions=list(permissions or default_token_permissions()),
             prefix=raw[: len(TOKEN_PREFIX) + 8],
             token_hash=hash_token(raw),
             created_by=created_by,

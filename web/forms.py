@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from search.service import MAX_LIMIT, MODES
 from sessions.filters import FiltersSerializer
+from teams.models import TokenPermission, default_token_permissions
 from web.pagination import DEFAULT_SORT, SORTS
 
 MAX_QUERY_CHARS = 2000  # as the search API
@@ -162,10 +163,28 @@ class TokenForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": "e.g. claude on ci", "class": "input"}),
     )
 
-    def __init__(self, *args, projects=(), **kwargs):
+    permissions = forms.MultipleChoiceField(
+        choices=TokenPermission.choices,
+        initial=default_token_permissions,
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one permission."},
+    )
+
+    def __init__(self, *args, projects=(), grantable=(), **kwargs):
+        """``grantable``: the permissions this person may give (what their role allows)."""
         super().__init__(*args, **kwargs)
         self.fields["project"].choices = [(p.pk, p.name) for p in projects]
         self.fields["project"].widget.attrs["class"] = "input"
+        self.grantable = frozenset(grantable)
+
+    def clean_permissions(self):
+        chosen = self.cleaned_data["permissions"]
+        refused = [p for p in chosen if p not in self.grantable]
+        if refused:
+            raise forms.ValidationError(
+                f"Only an admin of the team can give a token the '{refused[0]}' permission."
+            )
+        return [p for p in TokenPermission.values if p in chosen]
 
 
 class DeleteForm(forms.Form):

@@ -11,6 +11,7 @@ from rest_framework import exceptions
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from memoryapp.error_codes import ErrorCode
 from search.api.serializers import (
     ContextParamsSerializer,
     ContextSerializer,
@@ -36,6 +37,19 @@ MAX_SIMILAR = 50
 MAX_RESUME_MESSAGES = 500
 
 
+class InvalidQuery(exceptions.ValidationError):
+    """400: a search, context or entity parameter is wrong (the body names it)."""
+
+    code = ErrorCode.INVALID_QUERY
+
+
+class SessionNotFound(exceptions.NotFound):
+    """404: no session by that id among the caller's (another team's is not theirs)."""
+
+    code = ErrorCode.SESSION_NOT_FOUND
+    default_detail = "No such session in your projects."
+
+
 @cache
 def known_parameters(serializer_class) -> frozenset[str]:
     # Building a serializer's fields deep-copies them all: once per class, not per request.
@@ -47,7 +61,7 @@ def reject_unknown(data, serializer_class) -> None:
     known = known_parameters(serializer_class)
     unknown = sorted(set(data) - known)
     if unknown:
-        raise exceptions.ValidationError(
+        raise InvalidQuery(
             {
                 "detail": f"unknown parameter(s): {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(known))}"
@@ -57,6 +71,13 @@ def reject_unknown(data, serializer_class) -> None:
 
 class FilteredView(ScopedAPIView):
     params_class = FiltersSerializer
+    read_methods = ScopedAPIView.read_methods | {"POST"}  # search and context read by POST
+
+    def handle_exception(self, exc):
+        # Any field in error here is a query parameter: its answer says so by its code.
+        if type(exc) is exceptions.ValidationError:
+            exc = InvalidQuery(exc.detail)
+        return super().handle_exception(exc)
 
     def read_params(self, data):
         if not hasattr(data, "keys"):
@@ -169,9 +190,9 @@ def _limit(request, name: str, default: int, maximum: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise exceptions.ValidationError({name: f"must be a whole number, not {raw!r}"}) from None
+        raise InvalidQuery({name: f"must be a whole number, not {raw!r}"}) from None
     if not 1 <= value <= maximum:
-        raise exceptions.ValidationError({name: f"must be between 1 and {maximum}"})
+        raise InvalidQuery({name: f"must be between 1 and {maximum}"})
     return value
 
 
@@ -183,7 +204,7 @@ class SessionSearchActions:
     def live_session(self, public_id: str) -> Session:
         session = self.get_queryset().alive().filter(public_id=public_id).first()
         if session is None:
-            raise exceptions.NotFound("No such session.")
+            raise SessionNotFound()
         return session
 
     @extend_schema(

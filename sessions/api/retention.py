@@ -10,8 +10,7 @@ from rest_framework.response import Response
 
 from memoryapp.openapi import error
 from sessions.forget.retention import CONFIRM_ABOVE_PERCENT, next_run, retention_plan
-from teams.access import role_needed
-from teams.models import Role, TokenPermission
+from teams.models import Role
 from teams.viewsets import ScopedAPIView
 
 
@@ -95,14 +94,12 @@ class RetentionView(ScopedAPIView):
             project = access.token.project
             if reference and access.find_project(reference) is None:
                 raise exceptions.NotFound(f"No project {reference!r} for this token.")
-            if TokenPermission.DELETE not in access.token.permissions:
-                raise exceptions.PermissionDenied("This needs a token with the delete permission.")
+            self.require(Role.ADMIN, project.team_id)  # a token: the delete permission
             return project
         if not reference:
             raise exceptions.ValidationError({"project": "name the project ('team/project')"})
         project = access.find_project(reference)
         if project is None:
             raise exceptions.NotFound(f"No project {reference!r} (use 'team/project' or an id).")
-        if not access.can(Role.ADMIN, project.team_id):
-            raise exceptions.PermissionDenied(role_needed(Role.ADMIN))
+        self.require(Role.ADMIN, project.team_id)
         return project

@@ -5,6 +5,7 @@ the state an action needs); ``memoryapp.api_errors`` answers them, in one place.
 
 from __future__ import annotations
 
+from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -21,7 +22,7 @@ from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from memoryapp.openapi import error
-from search.api.views import SessionSearchActions
+from search.api.views import SessionNotFound, SessionSearchActions
 from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
@@ -45,7 +46,7 @@ from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
 from sessions.forget.lifecycle import purge, restore, soft_delete
 from sessions.models import Message, Session
-from teams.models import Role
+from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView, ScopedViewSet
 
 
@@ -104,6 +105,12 @@ class SessionViewSet(
     pagination_class = SessionCursorPagination
     filter_backends = [SessionFiltersBackend, OrderingFilter]
     ordering_fields = ["started_at", "ended_at", "message_count", "size_bytes"]
+
+    def get_object(self):
+        try:
+            return super().get_object()
+        except Http404:
+            raise SessionNotFound() from None
 
     def get_queryset(self):
         queryset = super().get_queryset()
@@ -241,7 +248,8 @@ class SessionViewSet(
     def export(self, request, id=None):
         """Download the session with all its messages as JSON, JSONL, Markdown or YAML."""
         session = self.get_object()
-        self.require(Role.MEMBER, session.team_id)
+        # A download is a member's right for people, but only a read for a token.
+        self.require(Role.MEMBER, session.team_id, token_permission=TokenPermission.READ)
         try:
             return export_response(session, request.query_params.get("format"))
         except UnknownExportFormat as exc:

@@ -15,6 +15,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from memoryapp.error_codes import ErrorCode
 from tests.api.conftest import ALIVE_ID, TRASHED_ID, load_schema
 
 pytestmark = pytest.mark.django_db
@@ -30,25 +31,25 @@ CONFORMANCE = [
 
 # Every status code each endpoint can answer, as documented.
 DOCUMENTED = {
-    "GET /api/v1/sessions": {200, 400, 401, 404, 503},
+    "GET /api/v1/sessions": {200, 400, 401, 403, 404, 503},
     "POST /api/v1/sessions": {200, 201, 400, 401, 403, 404, 409, 413, 415, 503},
-    "GET /api/v1/sessions/{id}": {200, 401, 404, 503},
+    "GET /api/v1/sessions/{id}": {200, 401, 403, 404, 503},
     "PATCH /api/v1/sessions/{id}": {200, 400, 401, 403, 404, 413, 415, 503},
     "DELETE /api/v1/sessions/{id}": {204, 400, 401, 403, 404, 409, 503},
-    "GET /api/v1/sessions/{id}/messages": {200, 400, 401, 404, 503},
+    "GET /api/v1/sessions/{id}/messages": {200, 400, 401, 403, 404, 503},
     "POST /api/v1/sessions/{id}/messages": {201, 400, 401, 403, 404, 409, 413, 415, 503},
     "POST /api/v1/sessions/{id}/restore": {200, 401, 403, 404, 409, 503},
     "GET /api/v1/sessions/{id}/export": {200, 400, 401, 403, 404, 503},
-    "GET /api/v1/sessions/{id}/similar": {200, 400, 401, 404, 503},
-    "GET /api/v1/sessions/{id}/resume": {200, 400, 401, 404, 503},
+    "GET /api/v1/sessions/{id}/similar": {200, 400, 401, 403, 404, 503},
+    "GET /api/v1/sessions/{id}/resume": {200, 400, 401, 403, 404, 503},
     "POST /api/v1/import": {201, 400, 401, 403, 404, 409, 413, 503},
     "POST /api/v1/events": {201, 400, 401, 403, 404, 409, 413, 503},
-    "GET /api/v1/pipeline": {200, 401, 503},
+    "GET /api/v1/pipeline": {200, 401, 403, 503},
     "GET /api/v1/retention": {200, 400, 401, 403, 404, 503},
-    "GET /api/v1/search": {200, 400, 401, 404, 503},
+    "GET /api/v1/search": {200, 400, 401, 403, 404, 503},
     "POST /api/v1/search": {200, 400, 401, 403, 404, 413, 415, 503},
     "POST /api/v1/context": {200, 400, 401, 403, 404, 413, 415, 503},
-    "GET /api/v1/entities": {200, 400, 401, 404, 503},
+    "GET /api/v1/entities": {200, 400, 401, 403, 404, 503},
 }
 
 
@@ -83,9 +84,21 @@ def test_every_error_answer_is_a_json_object_with_detail():
             expected = "ValidationError" if code == "400" else "Error"
             assert ref == f"#/components/schemas/{expected}", (label, code)
     error = document["components"]["schemas"]["Error"]
-    assert error["required"] == ["detail"]
+    assert error["required"] == ["code", "detail"]
     assert error["properties"]["detail"] == {"type": "string"}
-    assert "detail" in document["components"]["schemas"]["ValidationError"]["properties"]
+    validation = document["components"]["schemas"]["ValidationError"]
+    assert "detail" in validation["properties"] and validation["required"] == ["code"]
+
+
+def test_every_error_answer_lists_every_error_code():
+    codes = document["components"]["schemas"]["ErrorCodeEnum"]
+    assert codes["enum"] == [code.value for code in ErrorCode]
+    assert {"MEM_E001", "MEM_E002", "MEM_E003", "MEM_E004", "MEM_E005", "MEM_E006"} <= set(
+        codes["enum"]
+    )
+    for name in ("Error", "ValidationError"):
+        code = document["components"]["schemas"][name]["properties"]["code"]
+        assert code["allOf"] == [{"$ref": "#/components/schemas/ErrorCodeEnum"}]
 
 
 def test_retry_after_is_documented_on_503():

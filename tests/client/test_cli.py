@@ -72,6 +72,24 @@ def test_client_reports_server_errors_with_their_detail(cli_env):
         client.import_bytes(b"{not json", format="claude_code")
     assert caught.value.status == 400
     assert "line 1" in str(caught.value)
+    assert caught.value.code == "MEM_E102" and "MEM_E102" not in str(caught.value)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_delete_session_needs_the_delete_permission(cli_env, monkeypatch, project):
+    session_id = MemoryClient().capture(
+        agent_name="dev", messages=[{"role": "user", "content": "scratch"}]
+    )["id"]
+    with pytest.raises(MemoryError) as caught:
+        MemoryClient().delete_session(session_id)  # read and write only
+    assert caught.value.status == 403 and caught.value.code == "MEM_E112"
+    assert "lacks the 'delete' permission" in str(caught.value)
+    _, deleter = ApiToken.issue(project, permissions=["delete"])
+    monkeypatch.setenv("MEMORYAPP_TOKEN", deleter)
+    assert MemoryClient().delete_session(session_id, reason="scratch run") is True
+    session = Session.objects.get(public_id=session_id)
+    assert session.deleted_at is not None and session.delete_reason == "scratch run"
+    assert MemoryClient().delete_session("2025-01-15-nobody-000000") is False
 
 
 def test_without_a_token_it_says_how_to_make_one(monkeypatch):

@@ -13,6 +13,7 @@ from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
+from memoryapp.error_codes import ErrorCode
 from sessions.models import Session
 from teams.models import ApiToken, Role
 from tests.factories import MembershipFactory, ProjectFactory
@@ -31,6 +32,7 @@ def assert_json_error(response, status):
     assert response["Content-Type"].startswith("application/json"), response.content[:300]
     body = response.json()
     assert isinstance(body["detail"], str) and body["detail"]
+    assert body["code"] in {code.value for code in ErrorCode}, body
     for marker in TRACEBACK_MARKERS:
         assert marker not in response.content.decode()
     return body
@@ -268,3 +270,28 @@ def test_domain_errors_map_to_their_answers_and_nothing_else_does():
     conflict = domain_error_response(LifecycleConflict("not in the trash"))
     assert (conflict.status_code, conflict.data) == (409, {"detail": "not in the trash"})
     assert domain_error_response(ValueError("a bug")) is None
+
+
+def test_an_errors_own_code_comes_before_its_kind_and_its_status():
+    from memoryapp.api_errors import exception_handler
+    from sessions.capture.service import CaptureError, QuotaExceeded
+
+    class CompactionFailed(CaptureError):
+        code = ErrorCode.COMPACTION_FAILED
+
+    class Relabelled(QuotaExceeded):
+        code = "MEM_E006"
+
+    quota = exception_handler(
+        QuotaExceeded(session_bytes=20, quota_bytes=10, project="t/p", label="s"), {}
+    )
+    assert (quota.status_code, quota.data["code"]) == (413, "MEM_E001")
+    failed = exception_handler(CompactionFailed("no room", status=413), {})
+    assert failed.data == {"detail": "no room", "code": "MEM_E006"}
+    relabelled = Relabelled(session_bytes=20, quota_bytes=10, project="t/p", label="s")
+    assert exception_handler(relabelled, {}).data["code"] == "MEM_E006"
+    # A code that is not one of ours (Django's ValidationError has codes like "invalid") is
+    # ignored: the answer's status decides.
+    foreign = CaptureError("bad", status=400)
+    foreign.code = "invalid"
+    assert exception_handler(foreign, {}).data["code"] == "MEM_E100"

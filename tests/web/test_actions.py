@@ -107,13 +107,16 @@ def test_unknown_export_format_is_a_message(member_client, team_session):
 
 
 def test_tokens_create_show_once_and_revoke(admin_client, admin, project):
-    response = admin_client.post("/tokens", {"project": project.pk, "name": "ci agent"})
+    response = admin_client.post(
+        "/tokens", {"project": project.pk, "name": "ci agent", "permissions": ["read", "write"]}
+    )
     assert response.status_code == 200
     raw = response.context["created"]["raw"]
     assert raw.encode() in response.content
     assert response["Cache-Control"].startswith("max-age=0")
     token = ApiToken.objects.get(project=project)
     assert token.name == "ci agent" and token.created_by == admin
+    assert token.permissions == ["read", "write"]
     assert find_active_token(raw) == token
     # Shown once: the list shows the prefix only.
     listing = admin_client.get("/tokens").content.decode()

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from sessions.enrich.pipeline import embed_pending_messages
 from sessions.models import Entity, Message, Session
-from teams.models import Role
+from teams.models import ApiToken, Role
 from tests.conftest import TEST_OUTPUT
 from tests.factories import (
     MembershipFactory,
@@ -363,5 +363,33 @@ def test_the_admin_works_under_the_content_security_policy(chromium, live_server
         page.goto("/admin/axes/accessattempt/")
         page.wait_for_selector("#changelist")
         assert blocked == []
+    finally:
+        context.close()
+
+
+def test_an_admin_makes_a_token_that_may_delete(chromium, live_server, world):
+    context, page = new_page(chromium, live_server)
+    blocked = watch_csp(context)
+    try:
+        sign_in(page, "ada")
+        page.goto("/tokens")
+        # Read and write are ticked to begin with; delete is offered.
+        assert page.is_checked("input[name=permissions][value=read]")
+        assert page.is_checked("input[name=permissions][value=write]")
+        assert not page.is_checked("input[name=permissions][value=delete]")
+        page.fill("input[name=name]", "cleanup agent")
+        page.check("input[name=permissions][value=delete]")
+        page.click("button:has-text('Create token')")
+        page.wait_for_selector(".token-created")
+        assert "Permissions: read, write, delete." in page.inner_text(".token-created")
+        row = page.locator("tr", has_text="cleanup agent")
+        assert row.locator(".pill").all_inner_texts() == ["read", "write", "delete"]
+        shot(page, "tokens")
+        assert ApiToken.objects.get(name="cleanup agent").permissions == [
+            "read",
+            "write",
+            "delete",
+        ]
+        assert not blocked
     finally:
         context.close()

@@ -44,7 +44,8 @@ def test_an_unknown_format_is_refused_by_both(member, member_client, team_sessio
     rest = api.get(f"/api/v1/sessions/{team_session.public_id}/export", {"format": "docx"})
     assert rest.status_code == 400
     assert rest.json() == {
-        "format": "unknown export format 'docx'; use one of json, jsonl, markdown, yaml"
+        "format": "unknown export format 'docx'; use one of json, jsonl, markdown, yaml",
+        "code": "MEM_E100",
     }
     ui = member_client.get(
         reverse("web:export", args=[team_session.public_id]), {"format": "docx"}, follow=True

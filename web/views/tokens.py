@@ -1,5 +1,6 @@
-"""API tokens of the current team's projects, for its admins: create (the raw token is
-shown once, on the answer to the POST, and never stored), list, revoke."""
+"""API tokens of the current team's projects, for its admins: create with the permissions
+chosen (the raw token is shown once, on the answer to the POST, and never stored), list with
+their permissions, revoke. A person gives a token only what their own role allows."""
 
 from __future__ import annotations
 
@@ -28,19 +29,27 @@ def _tokens(workspace):
 def tokens(request):
     workspace = Workspace.of(request)
     workspace.require(Role.ADMIN)
+    # The projects are the current team's: what a person may grant is decided there.
+    grantable = workspace.access.grantable(workspace.team.pk)
     form = TokenForm(
         request.POST if request.method == "POST" else None,
         projects=workspace.projects,
+        grantable=grantable,
         initial={"project": workspace.project.pk if workspace.project else None},
     )
     created = None
     if request.method == "POST" and form.is_valid():
         project = next(p for p in workspace.projects if p.pk == form.cleaned_data["project"])
         token, raw = ApiToken.issue(
-            project, name=form.cleaned_data["name"].strip(), created_by=request.user
+            project,
+            name=form.cleaned_data["name"].strip(),
+            created_by=request.user,
+            permissions=form.cleaned_data["permissions"],
         )
         created = {"token": token, "raw": raw}
-        form = TokenForm(projects=workspace.projects, initial={"project": project.pk})
+        form = TokenForm(
+            projects=workspace.projects, grantable=grantable, initial={"project": project.pk}
+        )
     return render(
         request,
         "web/tokens.html",

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from teams.models import ApiToken, Membership, Role
+from teams.models import ApiToken, Membership, Role, TokenPermission, parse_token_permissions
 from teams.services import ensure_team_and_project
 
 
@@ -18,13 +18,21 @@ class Command(BaseCommand):
         "Create an API token for agents of TEAM/PROJECT (both made if missing). The token is "
         "printed once, alone on the last line, so scripts can take it with `tail -n1`. A team "
         "with nobody in it gets an owner (--owner, else the first admin user), so its sessions "
-        "show in the browser UI."
+        "show in the browser UI. --permissions says what the token may do (read and write by "
+        "default)."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--team", required=True, help="team slug (created if missing)")
         parser.add_argument("--project", required=True, help="project slug (created if missing)")
         parser.add_argument("--name", default="", help="a label to recognise the token by")
+        parser.add_argument(
+            "--permissions",
+            default="read,write",
+            help="what the token may do, comma-separated: "
+            + "; ".join(p.label for p in TokenPermission)
+            + " (default: read,write; delete lets an agent remove sessions)",
+        )
         parser.add_argument(
             "--owner",
             default=None,
@@ -33,7 +41,11 @@ class Command(BaseCommand):
         )
 
     @transaction.atomic
-    def handle(self, *args, team, project, name, owner, **options):
+    def handle(self, *args, team, project, name, owner, permissions, **options):
+        try:
+            permissions = parse_token_permissions(permissions)
+        except ValueError as exc:
+            raise CommandError(f"--permissions: {exc}") from exc
         try:
             team_obj, project_obj, created = ensure_team_and_project(team, project)
         except ValueError as exc:
@@ -41,9 +53,10 @@ class Command(BaseCommand):
         if created:
             self.stderr.write(f"Created {project_obj}.")
         self.give_an_owner(team_obj, owner)
-        token, raw = ApiToken.issue(project_obj, name=name)
+        token, raw = ApiToken.issue(project_obj, name=name, permissions=permissions)
         self.stderr.write(
-            f"Token {token.prefix}… for {project_obj}: store it now, it is not shown again.\n"
+            f"Token {token.prefix}… for {project_obj} ({', '.join(token.permissions)}): store "
+            "it now, it is not shown again.\n"
             "Agents send it as `Authorization: Bearer <token>`; the `memoryapp` command and "
             "memoryapp_client read it from MEMORYAPP_TOKEN."
         )
