@@ -4,10 +4,10 @@ Three steps, in this order, each stopping as soon as enough room is made:
 
 1. **summarise** each run of consecutive turns older than ``SUMMARISE_AFTER`` into one
    system message (the extractive summary of ``sessions/enrich/summary``). The summary takes
-   the place (``seq``) and client id of the run's first message; the others are deleted, and
-   the summary's metadata records their seqs, client ids and size, so a client that re-sends
-   its transcript neither re-adds them (by client id) nor shifts its positions (captures
-   count positions by seq, and the seqs of the run stay taken).
+   the place (``seq``) and client id of the run's *last* message, so the session's top seq
+   never falls; the others are deleted, and the summary's metadata records their seqs,
+   client ids and size. A client that re-sends its transcript then neither re-adds them (by
+   client id) nor shifts its positions (captures count positions up to the top seq).
 2. **fold** large tool outputs: the head and tail stay, the middle becomes a marker.
 3. **deduplicate**: a message whose text equals an earlier one's becomes a pointer to it.
 
@@ -229,7 +229,7 @@ class _Plan:
             if nbytes(text) >= before:
                 continue
             self._change(
-                first,
+                last,
                 text,
                 report,
                 step=SUMMARISE,
@@ -239,10 +239,11 @@ class _Plan:
                 bytes=before,
                 at=self.now.isoformat(),
             )
-            report.bytes_freed += sum(nbytes(m.content) for m in run[1:])
+            report.bytes_freed += sum(nbytes(m.content) for m in run[:-1])
             report.messages += len(run) - 1
-            first.role, first.tool_name, first.tool_call_id, first.author = "system", "", "", ""
-            self.deleted.extend(run[1:])
+            last.role, last.tool_name, last.tool_call_id, last.author = "system", "", "", ""
+            last.timestamp = first.timestamp or last.timestamp  # the run starts its age
+            self.deleted.extend(run[:-1])
             self.report.messages_removed += len(run) - 1
         gone = {m.id for m in self.deleted}
         self.messages = [m for m in self.messages if m.id not in gone]
@@ -308,6 +309,7 @@ def _write(session: Session, plan: _Plan) -> None:
         changed,
         [
             "content",
+            "timestamp",
             "role",
             "author",
             "tool_name",
@@ -324,7 +326,7 @@ def _write(session: Session, plan: _Plan) -> None:
     gone = [m.id for m in plan.deleted]
     MessageChunk.objects.filter(message_id__in=[*plan.changed, *gone]).delete()
     Message.objects.filter(id__in=gone).delete()
-    index_context(session.pk, min(m.seq for m in changed))
+    index_context(session.pk, min(m.seq for m in [*changed, *plan.deleted]))
 
     updates = {
         "message_count": F("message_count") - len(gone),
