@@ -34,7 +34,9 @@ class AppendResultSerializer(serializers.Serializer):
 
 class PinSerializer(serializers.Serializer):
     pinned = serializers.BooleanField(
-        help_text="true keeps the message from ever being compacted; false lets it be"
+        required=False,
+        help_text="true keeps the message from ever being compacted; false lets it be; "
+        "absent changes nothing",
     )
 
 

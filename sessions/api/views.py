@@ -259,7 +259,7 @@ class SessionViewSet(
         payload = PinSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
-            message = set_pinned(session, int(seq), payload.validated_data["pinned"])
+            message = set_pinned(session, int(seq), payload.validated_data.get("pinned"))
         except Message.DoesNotExist:
             raise exceptions.NotFound(
                 f"Session {session.public_id} has no message #{seq}."

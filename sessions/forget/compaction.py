@@ -134,15 +134,17 @@ def compact_on_request(session: Session, *, dry_run: bool = False) -> Compaction
     return result
 
 
-def set_pinned(session: Session, seq: int, pinned: bool) -> Message:
-    """Pin (keep from compaction) or unpin message ``seq``; ``Message.DoesNotExist`` if the
-    session has none, ``LifecycleConflict`` if it was removed."""
+def set_pinned(session: Session, seq: int, pinned: bool | None) -> Message:
+    """Pin (keep from compaction) or unpin message ``seq`` (None: leave it); raises
+    ``Message.DoesNotExist`` if the session has none, ``LifecycleConflict`` if it was
+    removed."""
     message = Message.objects.of_session(session).defer("search_vector", "context_vector")
     message = message.get(seq=seq)
     if message.removed_at is not None:
         raise LifecycleConflict(f"message #{seq} was removed; there is nothing to pin")
-    Message.objects.filter(pk=message.pk).update(pinned=pinned)
-    message.pinned = pinned
+    if pinned is not None and pinned != message.pinned:
+        Message.objects.filter(pk=message.pk).update(pinned=pinned)
+        message.pinned = pinned
     return message
 
 
