@@ -17,6 +17,7 @@ urlpatterns = [
     path("sessions/<str:public_id>/similar", session.session_similar, name="similar"),
     path("sessions/<str:public_id>/export", session.session_export, name="export"),
     path("sessions/<str:public_id>/delete", session.session_delete, name="delete"),
+    path("sessions/<str:public_id>/messages/<int:seq>/pin", session.message_pin, name="pin"),
     path("sessions/<str:public_id>/restore", trash.session_restore, name="restore"),
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
     path("search", search.search_page, name="search"),

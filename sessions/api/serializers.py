@@ -287,9 +287,24 @@ class MessageSerializer(serializers.ModelSerializer):
             "timestamp",
             "token_count",
             "metadata",
+            "pinned",
             "enrichment_status",
         ]
         read_only_fields = fields
+
+
+class QuotaSerializer(serializers.Serializer):
+    """The session against its project's quota, after this request."""
+
+    used_bytes = serializers.IntegerField(help_text="bytes of message text the session holds")
+    quota_bytes = serializers.IntegerField(help_text="the project's session quota")
+    percent = serializers.FloatField(help_text="used_bytes as a share of quota_bytes")
+    state = serializers.ChoiceField(
+        choices=["ok", "warning", "compacted"],
+        help_text="ok; warning: past the project's warning share; compacted: this request "
+        "compacted the session first to make room",
+    )
+    bytes_freed = serializers.IntegerField(help_text="what compaction freed (0 if none ran)")
 
 
 class SessionSerializer(serializers.ModelSerializer):
@@ -383,6 +398,7 @@ class ImportedSessionSerializer(serializers.Serializer):
     messages_added = LengthField(source="added")
     duplicates_skipped = serializers.IntegerField(source="duplicates")
     message_count = serializers.IntegerField(source="session.message_count")
+    quota = QuotaSerializer()
 
 
 class ImportResultSerializer(serializers.Serializer):

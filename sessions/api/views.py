@@ -26,7 +26,14 @@ from search.api.views import SessionNotFound, SessionSearchActions
 from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
-from sessions.api.schema import AppendResultSerializer, CaptureResultSerializer
+from sessions.api.schema import (
+    AppendResultSerializer,
+    CaptureResultSerializer,
+    CompactionResultSerializer,
+    CompactRequestSerializer,
+    PinSerializer,
+    SizeBreakdownSerializer,
+)
 from sessions.api.serializers import (
     AppendMessagesSerializer,
     ImportResultSerializer,
@@ -38,13 +45,17 @@ from sessions.api.serializers import (
     unzip_limits,
 )
 from sessions.capture.importers import FORMATS, parse
+from sessions.capture.quota import HEADER as QUOTA_HEADER
+from sessions.capture.quota import quota_state, worst_header
 from sessions.capture.service import append_messages as append_to_session
 from sessions.capture.service import capture_session, capture_sessions
 from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
 from sessions.filters import FiltersSerializer
+from sessions.forget.compaction import compact_on_request, set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
 from sessions.forget.lifecycle import purge, restore, soft_delete
+from sessions.forget.size import size_breakdown
 from sessions.models import Message, Session
 from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView, ScopedViewSet
@@ -84,11 +95,19 @@ def capture_file(project, data: bytes, **how) -> tuple[list, list]:
     return parsed, capture_sessions(project, parsed)
 
 
+def with_quota_header(response: Response, header: str | None) -> Response:
+    """``X-Quota-Warning`` when a session the request wrote to is past its warning share."""
+    if header:
+        response[QUOTA_HEADER] = header
+    return response
+
+
 def imported(fmt: str, results) -> Response:
-    return Response(
+    response = Response(
         ImportResultSerializer({"format": fmt, "sessions": results}).data,
         status=status.HTTP_201_CREATED,
     )
+    return with_quota_header(response, worst_header([result.quota for result in results]))
 
 
 @extend_schema_view(retrieve=extend_schema(responses=SessionSerializer))
@@ -150,8 +169,9 @@ class SessionViewSet(
         body = SessionSerializer(result.session).data
         body["messages_added"] = len(result.added)
         body["duplicates_skipped"] = result.duplicates
+        body["quota"] = result.quota.as_dict()
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(body, status=code)
+        return with_quota_header(Response(body, status=code), result.quota.header())
 
     @extend_schema(request=SessionPatchSerializer, responses=SessionSerializer)
     def partial_update(self, request, id=None):
@@ -219,15 +239,79 @@ class SessionViewSet(
         payload = AppendMessagesSerializer(data=data)
         payload.is_valid(raise_exception=True)
         result = append_to_session(session, payload.to_parsed())
-        return Response(
+        response = Response(
             {
                 "session": session.public_id,
                 "messages_added": len(result.added),
                 "duplicates_skipped": result.duplicates,
                 "messages": MessageSerializer(result.added, many=True).data,
+                "quota": result.quota.as_dict(),
             },
             status=status.HTTP_201_CREATED,
         )
+        return with_quota_header(response, result.quota.header())
+
+    @extend_schema(
+        request=PinSerializer,
+        responses={200: MessageSerializer, 404: error(404), 409: error(409)},
+        description="Pin a message (it is never compacted) or unpin it. 409 when the message "
+        "was removed.",
+    )
+    @action(
+        detail=True, methods=["patch"], url_path=r"messages/(?P<seq>[0-9]+)", url_name="message"
+    )
+    def pin_message(self, request, id=None, seq=None):
+        session = self.get_object()
+        self.require(Role.MEMBER, session.team_id)
+        payload = PinSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            message = set_pinned(session, int(seq), payload.validated_data.get("pinned"))
+        except Message.DoesNotExist:
+            raise exceptions.NotFound(
+                f"Session {session.public_id} has no message #{seq}."
+            ) from None
+        return Response(MessageSerializer(message).data)
+
+    @extend_schema(
+        request=CompactRequestSerializer,
+        responses={200: CompactionResultSerializer, 409: error(409)},
+        description="Compact the session now: summarise turns older than 7 days, fold large "
+        "tool outputs, replace repeated text by a pointer to its first occurrence. Messages "
+        "of the last 24 hours and pinned messages are never changed. With dry_run, nothing "
+        "changes and the answer says what each step would free. 409 when the session is in "
+        "the trash.",
+    )
+    @action(detail=True, methods=["post"])
+    def compact(self, request, id=None):
+        session = self.get_object()
+        self.require(Role.MEMBER, session.team_id)
+        payload = CompactRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        dry_run = payload.validated_data["dry_run"]
+        result = compact_on_request(session, dry_run=dry_run)
+        body = {
+            "session": session.public_id,
+            "dry_run": dry_run,
+            "bytes_freed": result.bytes_freed,
+            "messages_removed": result.messages_removed,
+            "steps": [vars(step) for step in result.steps],
+            "quota": quota_state(
+                session.project,
+                session.size_bytes,
+                bytes_freed=0 if dry_run else result.bytes_freed,
+            ).as_dict(),
+        }
+        return Response(body)
+
+    @extend_schema(
+        responses=SizeBreakdownSerializer,
+        description="Where the session's bytes are: message text, tool output, vectors, "
+        "entities; and the session against its project's quota.",
+    )
+    @action(detail=True, methods=["get"])
+    def size(self, request, id=None):
+        return Response(size_breakdown(self.get_object()))
 
     @extend_schema(
         parameters=[

@@ -35,15 +35,24 @@ from django.utils import timezone
 
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import index_context
+from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wants_compaction
 from sessions.capture.redaction import redact, redact_json
 from sessions.capture.sanitize import clean_json, clean_text
 from sessions.embedding.tokens import count_tokens
+from sessions.forget.compaction import (
+    READ_RECENTLY,
+    SUMMARISE,
+    Compaction,
+    compact_session,
+    has_compactable_messages,
+)
 from sessions.models import Message, Session, SessionStatus, SourceFormat, new_public_id
 from teams.models import Project
 
 logger = logging.getLogger(__name__)
 
 BULK_BATCH = 2000
+NOTHING_TO_COMPACT = "every message in it is from the last 24 hours, pinned or already compacted"
 TITLE_CHARS = 120
 
 
@@ -56,15 +65,25 @@ class CaptureError(ValueError):
 
 
 class QuotaExceeded(CaptureError):
-    def __init__(self, *, session_bytes: int, quota_bytes: int, project: Project, label: str):
+    code = "MEM_E001"
+
+    def __init__(
+        self, *, session_bytes: int, quota_bytes: int, project: Project, label: str, why=""
+    ):
         self.session_bytes = session_bytes
         self.quota_bytes = quota_bytes
         super().__init__(
             f"session {label} would hold {session_bytes:,} bytes of messages, over the "
-            f"{quota_bytes:,}-byte quota of project {project}; split it or ask an admin to "
+            f"{quota_bytes:,}-byte quota of project {project}{why}; split it or ask an admin to "
             "raise the project's session quota",
             status=413,
         )
+
+
+class CompactionFailed(QuotaExceeded):
+    """Compaction ran but could not make room (what is left is recent, pinned or small)."""
+
+    code = "MEM_E006"
 
 
 @dataclass
@@ -74,6 +93,12 @@ class CaptureResult:
     added: list[Message] = field(default_factory=list)
     duplicates: int = 0
     redactions: int = 0
+    compaction: Compaction | None = None
+
+    @property
+    def quota(self) -> QuotaState:
+        freed = self.compaction.bytes_freed if self.compaction else 0
+        return quota_state(self.session.project, self.session.size_bytes, bytes_freed=freed)
 
 
 def capture_session(project: Project, parsed: ParsedSession) -> CaptureResult:
@@ -239,15 +264,15 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     project = session.project
     if not result.created and messages:
         existing = Message.objects.filter(session=session)
-        stored_count = existing.count() if resend else 0
-        wanted_ids = {m.client_id for m in messages if m.client_id}
-        known_ids = (
-            set(existing.filter(client_id__in=wanted_ids).values_list("client_id", flat=True))
-            if wanted_ids
-            else set()
-        )
         top = existing.aggregate(top=Max("seq"))["top"]
         next_seq = 0 if top is None else top + 1
+        # Positions are seqs: compaction leaves gaps where summarised turns were.
+        stored_count = next_seq if resend else 0
+        known_ids = _known_client_ids(
+            existing,
+            {m.client_id for m in messages if m.client_id},
+            compacted=session.message_count < next_seq,  # gaps in the seqs
+        )
     else:
         stored_count, known_ids, next_seq = 0, set(), 0
 
@@ -294,14 +319,7 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
             )
         )
     added_bytes = sum(len(row.content.encode()) for row in rows)
-    session_bytes = session.size_bytes + added_bytes
-    if session_bytes > project.session_quota_bytes:
-        raise QuotaExceeded(
-            session_bytes=session_bytes,
-            quota_bytes=project.session_quota_bytes,
-            project=project,
-            label=session.external_id or session.public_id,
-        )
+    _make_room(result, added_bytes)
     for row, tokens in zip(rows, count_tokens([row.content for row in rows]), strict=True):
         row.token_count = tokens
     result.added = Message.objects.bulk_create(rows, batch_size=BULK_BATCH)
@@ -320,6 +338,52 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     session.refresh_from_db(
         fields=["message_count", "size_bytes", "ended_at", "updated_at", "enrichment_status"]
     )
+
+
+def _known_client_ids(existing, wanted: set[str], *, compacted: bool) -> set[str]:
+    """Which of ``wanted`` the session holds: as a message's client id or, in a
+    ``compacted`` session, among those of the turns a summary replaced (it records them)."""
+    if not wanted:
+        return set()
+    known = set(existing.filter(client_id__in=wanted).values_list("client_id", flat=True))
+    if compacted and known != wanted:
+        summaries = existing.filter(metadata__compaction__step=SUMMARISE)
+        for client_ids in summaries.values_list("metadata__compaction__client_ids", flat=True):
+            known.update(wanted.intersection(client_ids or ()))
+    return known
+
+
+def _make_room(result: CaptureResult, added_bytes: int) -> None:
+    """Refuse (``QuotaExceeded``) what would take the session past its quota, after
+    compacting it first when the project asks for that and the session has old messages."""
+    session, project = result.session, result.session.project
+    session_bytes = session.size_bytes + added_bytes
+    why, refusal = "", QuotaExceeded
+    if not result.created and wants_compaction(project, session_bytes):
+        if has_compactable_messages(session):
+            goal = compaction_goal(project, session_bytes)
+            result.compaction = compact_session(session, goal_bytes=goal)
+        else:
+            result.compaction = Compaction(skipped=NOTHING_TO_COMPACT)
+        session_bytes -= result.compaction.bytes_freed
+        if result.compaction.skipped == READ_RECENTLY:
+            why = f" (it is not compacted: {READ_RECENTLY})"
+        elif result.compaction.skipped:
+            why, refusal = (
+                f" (compaction could free nothing: {result.compaction.skipped})",
+                CompactionFailed,
+            )
+        else:
+            freed = result.compaction.bytes_freed
+            why, refusal = f" even after compaction freed {freed:,} bytes", CompactionFailed
+    if session_bytes > project.session_quota_bytes:
+        raise refusal(
+            session_bytes=session_bytes,
+            quota_bytes=project.session_quota_bytes,
+            project=project,
+            label=session.external_id or session.public_id,
+            why=why,
+        )
 
 
 def _after_commit(results: list[CaptureResult]) -> None:

@@ -58,8 +58,13 @@ def enrich_session(session: Session) -> None:
         to_create, to_update, key_entities = _entity_changes(session, new)
         fields.update(_summary_fields(session, new, key_entities))
     with transaction.atomic():
-        if not Session.objects.filter(pk=session.pk).select_for_update(no_key=True).exists():
-            logger.info("session %s was purged while being enriched", session.public_id)
+        # A compaction meanwhile (enriched_through_seq reset) asks for a fresh start: what
+        # was computed here is from text that may be gone.
+        unchanged = Session.objects.filter(
+            pk=session.pk, enriched_through_seq=session.enriched_through_seq
+        )
+        if not unchanged.select_for_update(no_key=True).exists():
+            logger.info("session %s was purged or compacted while enriched", session.public_id)
             return
         Entity.objects.bulk_create(to_create, batch_size=500)
         Entity.objects.bulk_update(to_update, ["count"], batch_size=500)

@@ -10,6 +10,7 @@ from django import template
 from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
+from sessions.capture.quota import quota_state
 from web import markdown, transcript
 
 register = template.Library()
@@ -43,6 +44,12 @@ def line_count(text) -> int:
 @register.filter
 def percent(value) -> int:
     return round((value or 0) * 100)
+
+
+@register.filter
+def quota(session):
+    """The session against its project's quota (``.warning``, ``.percent``)."""
+    return quota_state(session.project, session.size_bytes)
 
 
 @register.filter

@@ -7,13 +7,17 @@ from collections import OrderedDict
 
 from django.contrib import messages
 from django.db.models import Count
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from search.similar import similar_sessions
+from sessions.forget.compaction import set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
-from sessions.forget.lifecycle import recovery_deadline, soft_delete
+from sessions.forget.lifecycle import LifecycleConflict, recovery_deadline, soft_delete
+from sessions.forget.size import size_breakdown
 from sessions.models import Entity, EntityType, Message
 from teams.models import Role
 from web.forms import DeleteForm
@@ -74,6 +78,8 @@ def session_detail(request, public_id):
         "deadline": recovery_deadline(session),
         "can_export": workspace.can(Role.MEMBER, session.team_id),
         "can_delete": workspace.can(Role.ADMIN, session.team_id),
+        "can_pin": workspace.can(Role.MEMBER, session.team_id),
+        "size": size_breakdown(session),
         "export_formats": list(EXPORT_FORMATS),
     }
     return render(request, "web/session/detail.html", context)
@@ -88,7 +94,28 @@ def session_messages(request, public_id):
     if not is_htmx(request):
         return redirect(f"{reverse('web:session', args=[public_id])}?from={after + 1}")
     page = load_page(session, after=after)
-    return render(request, "web/session/_messages.html", {"session": session, "page": page})
+    can_pin = workspace.can(Role.MEMBER, session.team_id)
+    return render(
+        request,
+        "web/session/_messages.html",
+        {"session": session, "page": page, "can_pin": can_pin},
+    )
+
+
+@team_required
+@require_POST
+def message_pin(request, public_id, seq):
+    """Pin a message (compaction never changes it) or unpin it; back to it in the transcript."""
+    session = session_with_role(request, public_id, Role.MEMBER)
+    pinned = request.POST.get("pinned") == "true"
+    try:
+        set_pinned(session, seq, pinned)
+        messages.success(request, f"Message #{seq} {'pinned' if pinned else 'unpinned'}.")
+    except Message.DoesNotExist:
+        raise Http404(f"No message #{seq} in this session.") from None
+    except LifecycleConflict as exc:
+        messages.info(request, str(exc))
+    return redirect(f"{reverse('web:session', args=[public_id])}?at={seq}#m-{seq}")
 
 
 @team_required

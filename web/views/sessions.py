@@ -16,6 +16,7 @@ LIST_COLUMNS = (
     "public_id", "title", "agent_name", "agent_persona", "workflow", "status", "lifecycle",
     "started_at", "ended_at", "message_count", "size_bytes", "topics", "source_format",
     "deleted_at", "project_id", "team_id", "project__name", "project__slug",
+    "project__session_quota_bytes", "project__quota_warn_percent",
 )  # fmt: skip
 
 
