@@ -59,7 +59,8 @@ def test_an_admin_gets_what_the_next_run_would_remove(team, project, four):
 def test_tokens_need_the_delete_permission(project, four):
     token, raw = ApiToken.issue(project)
     refused = client_for(token=raw).get(URL, {"days": 30})
-    assert refused.status_code == 403 and "lacks the 'delete' permission" in refused.json()["detail"]
+    assert refused.status_code == 403
+    assert "lacks the 'delete' permission" in refused.json()["detail"]
     ApiToken.objects.filter(pk=token.pk).update(
         permissions=[TokenPermission.READ, TokenPermission.DELETE]
     )
