@@ -24,7 +24,8 @@ SORTS = {
 }
 DEFAULT_SORT = "newest"
 TRASH_SORTS = {"deleted": ("Recently deleted", "deleted_at", True)}
-DATE_FIELDS = ("started_at", "deleted_at")
+DELETION_SORTS = {"newest": ("Newest first", "created_at", True)}
+DATE_FIELDS = ("started_at", "deleted_at", "created_at")
 
 
 class BadCursor(ValueError):

@@ -22,6 +22,7 @@ from rest_framework.response import Response
 
 from memoryapp.openapi import error
 from search.api.views import SessionSearchActions
+from sessions.api.deletions import DeletionActions
 from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
@@ -92,7 +93,11 @@ def imported(fmt: str, results) -> Response:
 
 @extend_schema_view(retrieve=extend_schema(responses=SessionSerializer))
 class SessionViewSet(
-    SessionSearchActions, mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet
+    SessionSearchActions,
+    DeletionActions,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    ScopedViewSet,
 ):
     """Sessions of the caller's projects. ``{id}`` is the session's public id."""
 

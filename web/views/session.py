@@ -74,6 +74,7 @@ def session_detail(request, public_id):
         "deadline": recovery_deadline(session),
         "can_export": workspace.can(Role.MEMBER, session.team_id),
         "can_delete": workspace.can(Role.ADMIN, session.team_id),
+        "can_remove": workspace.can(Role.ADMIN, session.team_id),
         "export_formats": list(EXPORT_FORMATS),
     }
     return render(request, "web/session/detail.html", context)
@@ -88,7 +89,9 @@ def session_messages(request, public_id):
     if not is_htmx(request):
         return redirect(f"{reverse('web:session', args=[public_id])}?from={after + 1}")
     page = load_page(session, after=after)
-    return render(request, "web/session/_messages.html", {"session": session, "page": page})
+    can_remove = workspace.can(Role.ADMIN, session.team_id)
+    context = {"session": session, "page": page, "can_remove": can_remove}
+    return render(request, "web/session/_messages.html", context)
 
 
 @team_required
