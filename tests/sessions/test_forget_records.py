@@ -69,7 +69,7 @@ def test_restore_counts_on_the_latest_record_and_purge_marks_it_and_keeps_it(pro
     soft_delete(session, reason="first")
     restore(session)
     soft_delete(session, reason="second")
-    first, second = DeletionRecord.objects.order_by("id")
+    first, _ = DeletionRecord.objects.order_by("id")
     first.refresh_from_db()
     assert (first.restored_sessions, record_state(first)) == (1, "restored")
     restore(session)
