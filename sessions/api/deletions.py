@@ -15,7 +15,12 @@ from __future__ import annotations
 from dataclasses import fields
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import exceptions, mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -224,12 +229,17 @@ class DeletionCursorPagination(StrictLimitPagination):
     max_page_size = 500
 
 
-@extend_schema(
-    parameters=[OpenApiParameter("project", OpenApiTypes.STR, description="'team/project' or id")],
-    description="Deletion records, newest first: who deleted what (sessions, a message, a "
-    "filter's matches), when, why, how much, until when it can be restored, and whether it "
-    "was restored or purged. They hold no content and outlive the purge. Admins see their "
-    "teams' records.",
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("project", OpenApiTypes.STR, description="'team/project' or id")
+        ],
+        responses={200: DeletionRecordSerializer(many=True), 403: error(403)},
+        description="Deletion records, newest first: who deleted what (sessions, a message, a "
+        "filter's matches), when, why, how much, until when it can be restored, and whether "
+        "it was restored or purged. They hold no content and outlive the purge. Admins see "
+        "their teams' records.",
+    )
 )
 class DeletionRecordViewSet(mixins.ListModelMixin, ScopedViewSet):
     """GET /api/v1/deletions."""
