@@ -61,6 +61,14 @@ class Page:
     prev_cursor: str | None
 
 
+def paginate_or_first(queryset, sort: str, cursor: str | None, sorts=SORTS) -> tuple[Page, list]:
+    """The page at ``cursor``, or the first page with the reason when the cursor is stale."""
+    try:
+        return paginate(queryset, sort, cursor, sorts=sorts), []
+    except BadCursor as exc:
+        return paginate(queryset, sort, None, sorts=sorts), [str(exc)]
+
+
 def paginate(queryset, sort: str, cursor: str | None, size: int = PAGE_SIZE, sorts=SORTS) -> Page:
     _, field, descending = sorts.get(sort) or next(iter(sorts.values()))
     direction = "n"

@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from sessions.forget.records import admin_records, record_state
 from teams.models import Role
-from web.pagination import DELETION_SORTS, BadCursor, paginate
+from web.pagination import DELETION_SORTS, paginate_or_first
 from web.scope import Workspace, team_required
 
 
@@ -16,11 +16,8 @@ def deletions(request):
     workspace = Workspace.of(request)
     workspace.require(Role.ADMIN)
     records = admin_records(workspace.project_access)
-    errors = []
-    try:
-        page = paginate(records, "newest", request.GET.get("cursor"), sorts=DELETION_SORTS)
-    except BadCursor as exc:
-        errors.append(str(exc))
-        page = paginate(records, "newest", None, sorts=DELETION_SORTS)
+    page, errors = paginate_or_first(
+        records, "newest", request.GET.get("cursor"), sorts=DELETION_SORTS
+    )
     rows = [(record, record_state(record)) for record in page.rows]
     return render(request, "web/deletions.html", {"page": page, "rows": rows, "errors": errors})

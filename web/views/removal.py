@@ -51,5 +51,5 @@ def message_remove(request, public_id, seq):
     return render(
         request,
         "web/session/remove_message.html",
-        {"session": session, "message": message, "form": form},
+        {"session": session, "message": message, "form": form, "cancel": _at(session, seq)},
     )
