@@ -150,8 +150,8 @@ def domain_error_response(exc: BaseException) -> Response | None:
             if hasattr(exc, name):
                 body[name] = getattr(exc, name)
         return Response(body, status=exc.status)
-    if isinstance(exc, LifecycleConflict):
-        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, LifecycleConflict):  # with the state it is in (in the trash, since…)
+        return Response({"detail": str(exc), **exc.state}, status=status.HTTP_409_CONFLICT)
     return None
 
 

@@ -193,3 +193,13 @@ class DeleteForm(forms.Form):
         required=False,
         widget=forms.TextInput(attrs={"placeholder": "optional, kept with it", "class": "input"}),
     )
+
+
+class RemoveMessageForm(forms.Form):
+    reason = forms.CharField(
+        max_length=500,
+        widget=forms.TextInput(
+            attrs={"placeholder": "e.g. contained a customer's address", "class": "input"}
+        ),
+        help_text="Required: kept in the deletion record.",
+    )

@@ -24,7 +24,8 @@ SORTS = {
 }
 DEFAULT_SORT = "newest"
 TRASH_SORTS = {"deleted": ("Recently deleted", "deleted_at", True)}
-DATE_FIELDS = ("started_at", "deleted_at")
+DELETION_SORTS = {"newest": ("Newest first", "created_at", True)}
+DATE_FIELDS = ("started_at", "deleted_at", "created_at")
 
 
 class BadCursor(ValueError):
@@ -58,6 +59,14 @@ class Page:
     rows: list
     next_cursor: str | None
     prev_cursor: str | None
+
+
+def paginate_or_first(queryset, sort: str, cursor: str | None, sorts=SORTS) -> tuple[Page, list]:
+    """The page at ``cursor``, or the first page with the reason when the cursor is stale."""
+    try:
+        return paginate(queryset, sort, cursor, sorts=sorts), []
+    except BadCursor as exc:
+        return paginate(queryset, sort, None, sorts=sorts), [str(exc)]
 
 
 def paginate(queryset, sort: str, cursor: str | None, size: int = PAGE_SIZE, sorts=SORTS) -> Page:

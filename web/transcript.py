@@ -25,8 +25,10 @@ class Entry:
 
     @property
     def is_tool_call(self) -> bool:
+        # A removed call is a tombstone of its own; its results are shown on their own.
         m = self.message
-        return m.role != MessageRole.TOOL and bool(m.tool_name or m.tool_call_id)
+        is_call = m.role != MessageRole.TOOL and bool(m.tool_name or m.tool_call_id)
+        return is_call and m.removed_at is None
 
     @property
     def is_tool_result(self) -> bool:
@@ -78,7 +80,11 @@ def load_page(session, *, after: int = -1, limit: int = PAGE_SIZE) -> Page:
     rows = list(base.filter(seq__gt=after).order_by("seq")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
-    call_ids = {m.tool_call_id for m in rows if m.tool_call_id and m.role != MessageRole.TOOL}
+    call_ids = {
+        m.tool_call_id
+        for m in rows
+        if m.tool_call_id and m.role != MessageRole.TOOL and m.removed_at is None
+    }
     result_ids = {m.tool_call_id for m in rows if m.tool_call_id and m.role == MessageRole.TOOL}
     # Results of this page's calls, wherever they are; and which of this page's results
     # belong to a call (shown with it, not on their own).
@@ -89,7 +95,7 @@ def load_page(session, *, after: int = -1, limit: int = PAGE_SIZE) -> Page:
     paired = set()
     if result_ids:
         paired = set(
-            base.filter(tool_call_id__in=result_ids)
+            base.filter(tool_call_id__in=result_ids, removed_at__isnull=True)
             .exclude(role=MessageRole.TOOL)
             .values_list("tool_call_id", flat=True)
         )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web.views import bulk, home, search, session, sessions, tokens, trash
+from web.views import bulk, deletions, home, removal, search, session, sessions, tokens, trash
 
 app_name = "web"
 
@@ -14,6 +14,11 @@ urlpatterns = [
     path("trash/restore", bulk.bulk_restore, name="bulk-restore"),
     path("sessions/<str:public_id>", session.session_detail, name="session"),
     path("sessions/<str:public_id>/messages", session.session_messages, name="messages"),
+    path(
+        "sessions/<str:public_id>/messages/<int:seq>/remove",
+        removal.message_remove,
+        name="message-remove",
+    ),
     path("sessions/<str:public_id>/similar", session.session_similar, name="similar"),
     path("sessions/<str:public_id>/export", session.session_export, name="export"),
     path("sessions/<str:public_id>/delete", session.session_delete, name="delete"),
@@ -22,6 +27,7 @@ urlpatterns = [
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
     path("search", search.search_page, name="search"),
     path("trash", trash.trash, name="trash"),
+    path("deletions", deletions.deletions, name="deletions"),
     path("tokens", tokens.tokens, name="tokens"),
     path("tokens/<int:pk>/revoke", tokens.token_revoke, name="token-revoke"),
 ]

@@ -23,6 +23,7 @@ from sessions.capture.importers.base import (
 )
 from sessions.capture.sanitize import clean_json, clean_surrogates
 from sessions.forget.lifecycle import recovery_deadline
+from sessions.forget.messages import tombstone_text
 from sessions.models import Lifecycle, Message, MessageRole, Session, SessionStatus, SourceFormat
 
 MAX_TOPICS = 50
@@ -274,6 +275,13 @@ class AppendMessagesSerializer(serializers.Serializer):
 
 
 class MessageSerializer(serializers.ModelSerializer):
+    """A message; a removed one is a tombstone: empty content, with ``removed_at`` and
+    ``removed_by`` (who removed it) set and ``removed`` saying so in words."""
+
+    removed = serializers.SerializerMethodField(
+        help_text="for a removed message, e.g. 'removed by alice on 2025-01-15'; else null"
+    )
+
     class Meta:
         model = Message
         fields = [
@@ -289,8 +297,14 @@ class MessageSerializer(serializers.ModelSerializer):
             "metadata",
             "pinned",
             "enrichment_status",
+            "removed_at",
+            "removed_by",
+            "removed",
         ]
         read_only_fields = fields
+
+    def get_removed(self, message) -> str | None:
+        return tombstone_text(message)
 
 
 class QuotaSerializer(serializers.Serializer):

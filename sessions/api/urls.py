@@ -1,11 +1,13 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+from sessions.api.deletions import DeletionRecordViewSet
 from sessions.api.retention import RetentionView
 from sessions.api.views import EventsView, ImportView, PipelineView, SessionViewSet
 
 router = SimpleRouter(trailing_slash=False)
 router.register("sessions", SessionViewSet, basename="session")
+router.register("deletions", DeletionRecordViewSet, basename="deletion")
 
 urlpatterns = [
     path("import", ImportView.as_view(), name="import"),

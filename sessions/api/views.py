@@ -23,6 +23,7 @@ from rest_framework.response import Response
 
 from memoryapp.openapi import error
 from search.api.views import SessionNotFound, SessionSearchActions
+from sessions.api.deletions import DeletionActions
 from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
@@ -112,7 +113,11 @@ def imported(fmt: str, results) -> Response:
 
 @extend_schema_view(retrieve=extend_schema(responses=SessionSerializer))
 class SessionViewSet(
-    SessionSearchActions, mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet
+    SessionSearchActions,
+    DeletionActions,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    ScopedViewSet,
 ):
     """Sessions of the caller's projects. ``{id}`` is the session's public id."""
 
@@ -272,6 +277,9 @@ class SessionViewSet(
                 f"Session {session.public_id} has no message #{seq}."
             ) from None
         return Response(MessageSerializer(message).data)
+
+    # DELETE on the same route removes the message (sessions/api/deletions.py).
+    pin_message.mapping.delete(DeletionActions.remove_message)
 
     @extend_schema(
         request=CompactRequestSerializer,

@@ -38,17 +38,20 @@ WITH window_rows AS (
     FROM agent_sessions_message m
     JOIN agent_sessions_session s ON s.id = m.session_id
     WHERE m.session_id = %(session)s AND m.seq >= %(first)s - {BEFORE}
+      AND (%(through)s::integer IS NULL OR m.seq <= %(through)s::integer + 1)
     WINDOW w AS (ORDER BY m.seq)
 )
 UPDATE agent_sessions_message m
 SET context_vector = to_tsvector('{SEARCH_CONFIG}', w.context)
 FROM window_rows w
 WHERE m.id = w.id AND w.seq >= %(first)s - 1
+  AND (%(through)s::integer IS NULL OR w.seq <= %(through)s::integer)
 """
 
 
-def index_context(session_id: int, first_seq: int) -> None:
-    """Set the context vector of the session's messages from ``first_seq`` on, and of the
-    one before (its next message has just arrived)."""
+def index_context(session_id: int, first_seq: int, through: int | None = None) -> None:
+    """Set the context vector of the session's messages from ``first_seq`` on (up to
+    ``through``, when given), and of the one before (its next message has just arrived, or
+    changed)."""
     with connection.cursor() as cursor:
-        cursor.execute(CONTEXT_SQL, {"session": session_id, "first": first_seq})
+        cursor.execute(CONTEXT_SQL, {"session": session_id, "first": first_seq, "through": through})

@@ -44,13 +44,22 @@ def enrich_session(session: Session) -> None:
     Everything slow (entities, summary, topics, the summary's vector) is computed before any
     row is locked; then the session row is locked ``FOR NO KEY UPDATE`` for the few writes,
     so a capture appending to the session waits milliseconds, not the whole enrichment.
+    A run that a message removal overtook (``sessions/forget/messages.py``) writes nothing.
     """
     new = list(
         Message.objects.filter(session=session, seq__gt=session.enriched_through_seq)
         .order_by("seq")
-        .only("id", "seq", "role", "author", "content", "tool_name", "tool_call_id", "metadata")[
-            :MAX_MESSAGES_PER_STEP
-        ]
+        .only(
+            "id",
+            "seq",
+            "role",
+            "author",
+            "content",
+            "tool_name",
+            "tool_call_id",
+            "metadata",
+            "removed_at",
+        )[:MAX_MESSAGES_PER_STEP]
     )
     fields = {"enriched_at": timezone.now(), "enrichment_error": ""}
     to_create, to_update = [], []
@@ -58,14 +67,18 @@ def enrich_session(session: Session) -> None:
         to_create, to_update, key_entities = _entity_changes(session, new)
         fields.update(_summary_fields(session, new, key_entities))
     with transaction.atomic():
-        # A compaction meanwhile (enriched_through_seq reset) asks for a fresh start: what
-        # was computed here is from text that may be gone.
-        unchanged = Session.objects.filter(
-            pk=session.pk, enriched_through_seq=session.enriched_through_seq
+        through = (
+            Session.objects.filter(pk=session.pk)
+            .select_for_update(no_key=True)
+            .values_list("enriched_through_seq", flat=True)
+            .first()
         )
-        if not unchanged.select_for_update(no_key=True).exists():
-            logger.info("session %s was purged or compacted while enriched", session.public_id)
+        if through is None:
+            logger.info("session %s was purged while being enriched", session.public_id)
             return
+        if _overtaken(session, through, new):
+            logger.info("session %s was compacted or lost a message meanwhile", session.public_id)
+            return  # left pending: enriched again, from scratch, from the text as it is now
         Entity.objects.bulk_create(to_create, batch_size=500)
         Entity.objects.bulk_update(to_update, ["count"], batch_size=500)
         # Read under the lock: a capture that committed meanwhile left more to do.
@@ -80,6 +93,15 @@ def enrich_session(session: Session) -> None:
             new[-1].seq,
             len(new),
         )
+
+
+def _overtaken(session: Session, through: int, new: list[Message]) -> bool:
+    """Text this run read is gone since: a compaction or a message's removal reset the
+    enrichment (``enriched_through_seq``), or a removal emptied a message this run read."""
+    if through != session.enriched_through_seq:
+        return True
+    read_whole = [m.id for m in new if m.removed_at is None]
+    return Message.objects.filter(id__in=read_whole, removed_at__isnull=False).exists()
 
 
 def _summary_fields(session: Session, new: list[Message], key_entities) -> dict:

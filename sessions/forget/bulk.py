@@ -8,7 +8,9 @@ queryset of sessions it may see, and checks roles itself. Then:
 - at most ``MAX_BULK`` sessions move at a time: a larger selection is refused, to be
   narrowed (by a date range, say) and deleted in steps;
 - everything moves in one transaction, through ``sessions.forget.lifecycle``, so a failure
-  leaves nothing half-done; a session someone else moved meanwhile is counted as skipped.
+  leaves nothing half-done; a session someone else moved meanwhile is counted as skipped;
+- a delete leaves one deletion record per project, in that transaction: scope "selection"
+  for ticked sessions, "filter" (with the filter's criteria) for a filter.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from django.db import transaction
 from django.db.models import Count, Max, Min, QuerySet, Sum
 
 from sessions.forget.lifecycle import LifecycleConflict, restore, soft_delete
-from sessions.models import Session
+from sessions.forget.records import record_deletion
+from sessions.models import DeletionRecord, DeletionScope, Session
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +68,13 @@ class BulkResult:
     done: int  # sessions moved (to the trash, or out of it)
     messages: int  # their messages
     skipped: int  # selected, but not in the state the move needs (someone else moved them)
+    size: int = 0  # bytes of their messages
+    records: tuple[DeletionRecord, ...] = ()  # the deletion records a delete left
 
 
-def plan_bulk_delete(selected: QuerySet) -> BulkDelete:
+def plan_bulk_delete(selected: QuerySet, *, check: bool = True) -> BulkDelete:
     """What deleting ``selected`` would move; NothingToDelete or TooManyToDelete when the
-    rules refuse it."""
+    rules refuse it (unless ``check`` is false: a dry run counts whatever matches)."""
     alive = selected.alive()
     totals = alive.aggregate(
         sessions=Count("id"),
@@ -79,9 +84,9 @@ def plan_bulk_delete(selected: QuerySet) -> BulkDelete:
         max_days=Max("project__trash_days"),
     )
     already = selected.in_trash().count()
-    if totals["sessions"] == 0:
+    if check and totals["sessions"] == 0:
         raise NothingToDelete(already)
-    if totals["sessions"] > MAX_BULK:
+    if check and totals["sessions"] > MAX_BULK:
         raise TooManyToDelete(totals["sessions"])
     return BulkDelete(
         alive=alive,
@@ -94,9 +99,21 @@ def plan_bulk_delete(selected: QuerySet) -> BulkDelete:
     )
 
 
-def soft_delete_many(plan: BulkDelete, *, by, reason: str = "") -> BulkResult:
-    """Move the planned sessions to the trash, as ``by`` (a user, or None for an agent)."""
-    result = _each_locked(plan.alive, lambda session: soft_delete(session, by=by, reason=reason))
+def soft_delete_many(
+    plan: BulkDelete, *, by, reason: str = "", criteria: dict | None = None
+) -> BulkResult:
+    """Move the planned sessions to the trash, as ``by`` (a user, a token principal, or
+    None for a policy). ``criteria`` (``records.criteria_of`` a filter) when they were
+    selected by a filter: the records keep it; else they are a selection."""
+    scope = DeletionScope.SELECTION if criteria is None else DeletionScope.FILTER
+
+    def move(session):
+        soft_delete(session, by=by, reason=reason, record=False)
+
+    def record(moved):
+        return record_deletion(moved, scope, by=by, reason=reason, criteria=criteria)
+
+    result = _each_locked(plan.alive, move, record)
     logger.info("%s moved %d session(s) to the trash in bulk", by or "an agent", result.done)
     return result
 
@@ -106,17 +123,31 @@ def restore_many(selected: QuerySet) -> BulkResult:
     return _each_locked(selected, restore)
 
 
-def _each_locked(sessions: QuerySet, move: Callable[[Session], object]) -> BulkResult:
-    done = skipped = messages = 0
+def _each_locked(
+    sessions: QuerySet,
+    move: Callable[[Session], object],
+    record: Callable[[list[Session]], list[DeletionRecord]] | None = None,
+) -> BulkResult:
+    skipped = 0
+    moved: list[Session] = []
+    records: list[DeletionRecord] = []
     with transaction.atomic():
         # of=self: a filtered selection may join other tables, which need no lock.
         locked = sessions.select_for_update(of=("self",))
-        for session in locked.only("id", "public_id", "message_count", "project_id"):
+        columns = ("id", "public_id", "message_count", "size_bytes", "project_id")
+        for session in locked.only(*columns):
             try:
                 move(session)
             except LifecycleConflict:
                 skipped += 1
                 continue
-            done += 1
-            messages += session.message_count
-    return BulkResult(done=done, messages=messages, skipped=skipped)
+            moved.append(session)
+        if record is not None and moved:
+            records = record(moved)
+    return BulkResult(
+        done=len(moved),
+        messages=sum(s.message_count for s in moved),
+        skipped=skipped,
+        size=sum(s.size_bytes for s in moved),
+        records=tuple(records),
+    )

@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 from django.http import StreamingHttpResponse
 
+from sessions.forget.messages import tombstone_text
 from sessions.models import Message
 
 FORMATS: dict[str, tuple[str, str]] = {
@@ -125,8 +126,9 @@ def session_data(session: Any) -> dict[str, Any]:
 
 
 def message_data(message: Any) -> dict[str, Any]:
-    """The exported fields of a message, in a stable order."""
-    return {
+    """The exported fields of a message, in a stable order; a removed message (a tombstone)
+    adds when and by whom it was removed."""
+    data = {
         "seq": None if message.seq is None else int(message.seq),
         "role": _text(message.role),
         "author": _text(message.author),
@@ -137,6 +139,10 @@ def message_data(message: Any) -> dict[str, Any]:
         "token_count": int(message.token_count or 0),
         "metadata": _plain(message.metadata or {}),
     }
+    if getattr(message, "removed_at", None) is not None:
+        data["removed_at"] = _iso(message.removed_at)
+        data["removed_by"] = _text(message.removed_by)
+    return data
 
 
 # --- json / jsonl ---------------------------------------------------------------------------
@@ -306,7 +312,8 @@ def _md_turn(number: int, message: Any, session: Any) -> str:
     refs = _str_list(metadata.get("memory_refs"))
     if refs:
         lines.append(f"**Memory-Refs:** [{', '.join(refs)}]")
-    lines += ["", message.content or ""]
+    removed = getattr(message, "removed_at", None) is not None
+    lines += ["", f"_({tombstone_text(message)})_" if removed else message.content or ""]
     stored = _str_list(metadata.get("memory_stored"))
     if stored:
         lines += ["", "**Memory Stored:**", *(f"- {item}" for item in stored)]

@@ -14,14 +14,36 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, QuerySet, Value
 from django.utils import timezone
 
-from sessions.forget.records import note_purged
-from sessions.models import Session
+from sessions.forget.records import last_actor, note_purged, note_restored, record_deletion
+from sessions.models import DeletionScope, Session
 
 logger = logging.getLogger(__name__)
 
 
 class LifecycleConflict(Exception):
-    """The session is not in the state the action needs (e.g. already in the trash)."""
+    """The session (or message) is not in the state the action needs (e.g. already in the
+    trash). ``state`` says which state it is in, for the API's 409 body."""
+
+    def __init__(self, message: str, state: dict | None = None):
+        super().__init__(message)
+        self.state = state or {}
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def in_trash_state(session: Session) -> dict:
+    """What a 409 says about a session in the trash: since when, by whom, until when."""
+    return {
+        "state": "in_trash",
+        "deleted_at": _iso(session.deleted_at),
+        "deleted_by": last_actor(session.public_id),
+        "recovery_deadline": _iso(recovery_deadline(session)),
+    }
+
+
+ALIVE_STATE = {"state": "alive"}
 
 
 def recovery_deadline(session: Session):
@@ -30,18 +52,27 @@ def recovery_deadline(session: Session):
     return session.deleted_at + timedelta(days=session.project.trash_days)
 
 
-def soft_delete(session: Session, *, by=None, reason: str = "") -> Session:
-    changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=True).update(
-        deleted_at=timezone.now(),
-        deleted_by=by if getattr(by, "pk", None) else None,
-        delete_reason=reason[:500],
-    )
-    session.refresh_from_db(fields=["deleted_at", "deleted_by", "delete_reason"])
+def soft_delete(session: Session, *, by=None, reason: str = "", record: bool = True) -> Session:
+    """Move ``session`` to the trash, as ``by`` (a user, a token principal, or None for a
+    policy), with a deletion record of scope "session" in the same transaction. A bulk
+    deletion passes ``record=False`` and records all its sessions at once."""
+    with transaction.atomic():
+        changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=True).update(
+            deleted_at=timezone.now(),
+            deleted_by=by if getattr(by, "pk", None) else None,
+            delete_reason=reason[:500],
+        )
+        session.refresh_from_db(
+            fields=["deleted_at", "deleted_by", "delete_reason", "message_count", "size_bytes"]
+        )
+        if changed and record:
+            record_deletion([session], DeletionScope.SESSION, by=by, reason=reason)
     if not changed:
         raise LifecycleConflict(
             f"session {session.public_id} is already in the trash (since "
             f"{session.deleted_at:%Y-%m-%d %H:%M} UTC, restorable until "
-            f"{recovery_deadline(session):%Y-%m-%d})"
+            f"{recovery_deadline(session):%Y-%m-%d})",
+            in_trash_state(session),
         )
     logger.info("session %s moved to the trash by %s", session.public_id, by or "an agent")
     return session
@@ -49,11 +80,14 @@ def soft_delete(session: Session, *, by=None, reason: str = "") -> Session:
 
 def restore(session: Session) -> Session:
     # A restore counts as activity (updated_at), so retention keeps what was just brought back.
-    changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=False).update(
-        deleted_at=None, deleted_by=None, delete_reason="", updated_at=timezone.now()
-    )
+    with transaction.atomic():
+        changed = Session.objects.filter(pk=session.pk, deleted_at__isnull=False).update(
+            deleted_at=None, deleted_by=None, delete_reason="", updated_at=timezone.now()
+        )
+        if changed:
+            note_restored([session.public_id])
     if not changed:
-        raise LifecycleConflict(f"session {session.public_id} is not in the trash")
+        raise LifecycleConflict(f"session {session.public_id} is not in the trash", ALIVE_STATE)
     session.refresh_from_db(fields=["deleted_at", "deleted_by", "delete_reason"])
     logger.info("session %s restored from the trash", session.public_id)
     return session
@@ -63,7 +97,8 @@ def purge(session: Session) -> None:
     """Delete for good a session that is in the trash (messages, vectors, entities with it)."""
     if not _purge([session.pk]):
         raise LifecycleConflict(
-            f"session {session.public_id} is not in the trash; delete it before purging"
+            f"session {session.public_id} is not in the trash; delete it before purging",
+            ALIVE_STATE,
         )
     logger.info("session %s purged", session.public_id)
 
@@ -90,14 +125,9 @@ def purge_expired(now=None) -> int:
     how many."""
     expired = past_trash_window(Session.objects.all(), now or timezone.now()).order_by("pk")
     purged, last = 0, 0
-    while batch := list(expired.filter(pk__gt=last).values_list("pk", "public_id")[:PURGE_BATCH]):
-        last = batch[-1][0]
-        pks = [pk for pk, _ in batch]
-        if _purge(pks):
-            left = set(Session.objects.filter(pk__in=pks).values_list("pk", flat=True))
-            gone = [public_id for pk, public_id in batch if pk not in left]
-            note_purged(gone)
-            purged += len(gone)
+    while pks := list(expired.filter(pk__gt=last).values_list("pk", flat=True)[:PURGE_BATCH]):
+        last = pks[-1]
+        purged += _purge(pks)  # (their deletion records are marked purged there)
     return purged
 
 
@@ -130,15 +160,17 @@ def _purge(pks: list[int]) -> int:
     The session rows are locked ``FOR UPDATE`` first, in id order: that waits for anyone
     writing a child row of theirs (a capture, the embedding worker's chunks, an enrichment's
     entities all hold the session ``KEY SHARE`` or stronger while they write) and keeps new
-    ones out, so the children Django collects are all there are.
+    ones out, so the children Django collects are all there are. Their deletion records stay,
+    marked purged.
     """
     with transaction.atomic():
-        locked = list(
+        locked = dict(
             Session.objects.filter(pk__in=pks, deleted_at__isnull=False)
             .order_by("pk")
             .select_for_update()
-            .values_list("pk", flat=True)
+            .values_list("pk", "public_id")
         )
         if not locked:
             return 0
+        note_purged(locked.values())
         return Session.objects.filter(pk__in=locked).delete()[1].get("agent_sessions.Session", 0)

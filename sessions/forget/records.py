@@ -3,17 +3,23 @@
 A record says who deleted what and why, how much (sessions, messages, bytes), and until when
 it can be undone; never any content. One deletion that spans several projects (a filter over
 a team) leaves one record per project, so each project's admins see their own.
+
+Callers write records in the transaction of the change they describe, so a deletion that
+rolls back leaves no record, and one that commits always has one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from datetime import timedelta
+from dataclasses import fields
+from datetime import date, datetime, timedelta
 
 from django.db.models import F
 from django.utils import timezone
 
-from sessions.models import DeletionRecord, Session
+from sessions.models import DeletionRecord, DeletionScope, Session
+from teams.models import Project, Role
 
 # Who deleted, when no person or token did.
 POLICY_ACTOR = "retention policy"
@@ -29,6 +35,22 @@ def actor_label(by) -> str:
     return str(by)
 
 
+def criteria_of(filters) -> dict:
+    """A ``sessions.filters.Filters`` as a record keeps it: the filters that were set, times
+    as ISO 8601 (filter values only: they name what was deleted, they hold none of it)."""
+    criteria = {}
+    for field in fields(filters):
+        value = getattr(filters, field.name)
+        if value in (None, "", ()):
+            continue
+        if isinstance(value, datetime | date):
+            value = value.isoformat()
+        elif isinstance(value, tuple):
+            value = list(value)
+        criteria[field.name] = value
+    return criteria
+
+
 def record_deletion(
     sessions: Iterable[Session],
     scope: str,
@@ -40,16 +62,17 @@ def record_deletion(
     size: int | None = None,
     recoverable: bool = True,
 ) -> list[DeletionRecord]:
-    """Record the deletion of ``sessions`` (with their ``project`` loaded), one record per
-    project. ``messages``/``size`` override the sessions' own counts (a single removed
+    """Record the deletion of ``sessions``, one record per project (read here, in one
+    query). ``messages``/``size`` override the sessions' own counts (a single removed
     message); a deletion that cannot be undone has no recovery deadline."""
     now = timezone.now()
     by_project: dict[int, list[Session]] = {}
     for session in sessions:
         by_project.setdefault(session.project_id, []).append(session)
+    projects = Project.objects.select_related("team").in_bulk(list(by_project))
     records = []
-    for group in by_project.values():
-        project = group[0].project
+    for project_id, group in by_project.items():
+        project = projects[project_id]
         records.append(
             DeletionRecord(
                 team_id=project.team_id,
@@ -59,7 +82,7 @@ def record_deletion(
                 criteria=criteria or {},
                 session_ids=[s.public_id for s in group],
                 deleted_by=by if getattr(by, "pk", None) is not None else None,
-                actor=actor_label(by),
+                actor=actor_label(by)[:200],
                 reason=reason[:500],
                 sessions=len(group),
                 messages=sum(s.message_count for s in group) if messages is None else messages,
@@ -70,17 +93,69 @@ def record_deletion(
     return DeletionRecord.objects.bulk_create(records)
 
 
+def _latest_records(public_ids: Iterable[str]) -> Counter:
+    """Record id → how many of ``public_ids`` it is the latest trash record of (a session
+    deleted, restored and deleted again has two; only the last one moved it this time).
+    Removed-message records are not about the session's place in the trash."""
+    wanted = set(public_ids)
+    latest: dict[str, int] = {}
+    candidates = (
+        DeletionRecord.objects.filter(session_ids__overlap=list(wanted))
+        .exclude(scope=DeletionScope.MESSAGE)
+        .order_by("-created_at", "-id")
+        .values_list("id", "session_ids")
+    )
+    for record_id, ids in candidates:
+        for public_id in wanted.intersection(ids):
+            latest.setdefault(public_id, record_id)
+    return Counter(latest.values())
+
+
 def note_restored(public_ids: Iterable[str]) -> None:
     """These sessions came back from the trash: their records count them as restored."""
-    for public_id in public_ids:
-        DeletionRecord.objects.filter(
-            session_ids__contains=[public_id], purged_at__isnull=True
-        ).update(restored_sessions=F("restored_sessions") + 1)
-
-
-def note_purged(public_ids: list[str]) -> None:
-    """These sessions are gone for good: their records say when."""
-    if public_ids:
-        DeletionRecord.objects.filter(session_ids__overlap=public_ids).update(
-            purged_at=timezone.now()
+    for record_id, count in _latest_records(public_ids).items():
+        DeletionRecord.objects.filter(pk=record_id).update(
+            restored_sessions=F("restored_sessions") + count
         )
+
+
+def last_actor(public_id: str) -> str:
+    """Who last moved this session to the trash, as its latest record names them ("" if no
+    record does)."""
+    return (
+        DeletionRecord.objects.filter(session_ids__contains=[public_id])
+        .exclude(scope=DeletionScope.MESSAGE)
+        .order_by("-created_at", "-id")
+        .values_list("actor", flat=True)
+        .first()
+        or ""
+    )
+
+
+def note_purged(public_ids: Iterable[str]) -> None:
+    """These sessions are gone for good: the records that moved them to the trash say when."""
+    records = list(_latest_records(public_ids))
+    if records:
+        DeletionRecord.objects.filter(pk__in=records).update(purged_at=timezone.now())
+
+
+def record_state(record: DeletionRecord) -> str:
+    """Where what a record deleted is now: removed (a message: for good at once), purged,
+    restored, partly_restored, or in_trash."""
+    if record.scope == DeletionScope.MESSAGE:
+        return "removed"
+    if record.purged_at is not None:
+        return "purged"
+    if record.restored_sessions >= record.sessions:
+        return "restored"
+    return "partly_restored" if record.restored_sessions else "in_trash"
+
+
+def admin_records(access, records=None):
+    """The deletion records ``access`` (a ``teams.access.Access``) may list: those of the
+    teams it is an admin of (within its scope), or None when it is an admin of none."""
+    teams = [team for team in access.team_ids if access.can(Role.ADMIN, team)]
+    if not teams:
+        return None
+    records = access.scope(DeletionRecord.objects.all() if records is None else records)
+    return records.filter(team_id__in=teams)

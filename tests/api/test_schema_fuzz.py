@@ -43,6 +43,8 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/v1/search": FILTER_RULES | {"q"},
     "POST /api/v1/context": FILTER_RULES,
     "GET /api/v1/entities": FILTER_RULES,
+    # No filter at all needs "all": true (an empty body never deletes everything).
+    "POST /api/v1/sessions/delete": FILTER_RULES | {"all"},
     # ended_at not before started_at; either messages or a conversation, not both
     "POST /api/v1/sessions": {"project", "started_at", "ended_at", "conversation"},
     # The uploaded file is read by its format's importer: detail, line and field say where.

@@ -20,6 +20,7 @@ from sessions.forget.bulk import (
     restore_many,
     soft_delete_many,
 )
+from sessions.forget.records import criteria_of
 from teams.models import Role
 from web.forms import DeleteForm
 from web.scope import Workspace, team_required
@@ -125,7 +126,12 @@ def bulk_delete(request):
 
     delete_form = DeleteForm(request.POST if "confirm" in request.POST else None)
     if "confirm" in request.POST and delete_form.is_valid():
-        result = soft_delete_many(plan, by=request.user, reason=delete_form.cleaned_data["reason"])
+        result = soft_delete_many(
+            plan,
+            by=request.user,
+            reason=delete_form.cleaned_data["reason"],
+            criteria=criteria_of(form.filters) if by_filter else None,
+        )
         messages.success(request, _deleted_message(plan, result))
         return redirect(_list_url(query) if by_filter else reverse("web:sessions"))
 

@@ -79,6 +79,7 @@ def session_detail(request, public_id):
         "can_export": workspace.can(Role.MEMBER, session.team_id),
         "can_delete": workspace.can(Role.ADMIN, session.team_id),
         "can_pin": workspace.can(Role.MEMBER, session.team_id),
+        "can_remove": workspace.can(Role.ADMIN, session.team_id),
         "size": size_breakdown(session),
         "export_formats": list(EXPORT_FORMATS),
     }
@@ -94,12 +95,13 @@ def session_messages(request, public_id):
     if not is_htmx(request):
         return redirect(f"{reverse('web:session', args=[public_id])}?from={after + 1}")
     page = load_page(session, after=after)
-    can_pin = workspace.can(Role.MEMBER, session.team_id)
-    return render(
-        request,
-        "web/session/_messages.html",
-        {"session": session, "page": page, "can_pin": can_pin},
-    )
+    context = {
+        "session": session,
+        "page": page,
+        "can_pin": workspace.can(Role.MEMBER, session.team_id),
+        "can_remove": workspace.can(Role.ADMIN, session.team_id),
+    }
+    return render(request, "web/session/_messages.html", context)
 
 
 @team_required

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from sessions.forget.lifecycle import purge, recovery_deadline, restore
 from sessions.models import Session
 from teams.models import Role
-from web.pagination import TRASH_SORTS, BadCursor, paginate
+from web.pagination import TRASH_SORTS, paginate_or_first
 from web.scope import Workspace, team_required
 from web.views.util import session_action, wrong_state_redirect
 
@@ -20,12 +20,9 @@ def trash(request):
     workspace = Workspace.of(request)
     queryset = workspace.project_access.scope(Session.objects.in_trash())
     queryset = queryset.select_related("project", "deleted_by")
-    errors = []
-    try:
-        page = paginate(queryset, "deleted", request.GET.get("cursor"), sorts=TRASH_SORTS)
-    except BadCursor as exc:
-        errors.append(str(exc))
-        page = paginate(queryset, "deleted", None, sorts=TRASH_SORTS)
+    page, errors = paginate_or_first(
+        queryset, "deleted", request.GET.get("cursor"), sorts=TRASH_SORTS
+    )
     rows = [
         (s, s.deleted_at + timedelta(days=s.project.trash_days)) for s in page.rows
     ]  # the recovery deadline, without a query per row
