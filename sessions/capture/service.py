@@ -325,7 +325,7 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
 def _after_commit(results: list[CaptureResult]) -> None:
     """Hand new work to the background pipeline once the rows are committed."""
     if any(result.added for result in results):
-        from sessions.tasks import poke_enrichment
+        from sessions.enrich.poke import poke_enrichment
 
         transaction.on_commit(poke_enrichment)
     for result in results:
