@@ -10,6 +10,7 @@ import os
 from datetime import timedelta
 
 import dj_database_url
+from celery.schedules import crontab
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
@@ -307,6 +308,25 @@ CELERY_BEAT_SCHEDULE = {
         "task": "search.tasks.build_team_indexes",
         "schedule": 3600,
         "options": {"expires": 3600},
+    },
+    # Write the reads counted in Redis to their sessions (sessions/forget/access.py).
+    "flush-access": {
+        "task": "sessions.tasks.flush_access",
+        "schedule": 60,
+        "options": {"expires": 60},
+    },
+    # Decay priorities fall with time alone: recompute them (sessions/forget/decay.py).
+    "update-decay": {
+        "task": "sessions.tasks.update_decay",
+        "schedule": 6 * 3600,
+        "options": {"expires": 6 * 3600},
+    },
+    # Sessions unused for long become idle, decaying, archived (sessions/forget/archive.py),
+    # daily at 04:00 (CELERY_TIMEZONE, UTC).
+    "archive-check": {
+        "task": "sessions.tasks.archive_check",
+        "schedule": crontab(hour=4, minute=0),
+        "options": {"expires": 6 * 3600},
     },
     # Purge sessions whose trash recovery window has passed.
     "purge-trash": {

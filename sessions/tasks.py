@@ -19,6 +19,7 @@ from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 
 from sessions.enrich import pipeline
+from sessions.forget import access, archive, decay
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
 
@@ -89,6 +90,27 @@ def purge_trash() -> int:
     if purged:
         logger.info("purged %d session(s) past their trash window", purged)
     return purged
+
+
+@shared_task(name="sessions.tasks.flush_access", ignore_result=True)
+def flush_access() -> int:
+    """Beat, every minute: write the reads counted in Redis to their sessions."""
+    from memoryapp.celery import app
+
+    with app.connection_for_write() as conn:
+        return access.flush_access(conn.default_channel.client)
+
+
+@shared_task(name="sessions.tasks.update_decay", ignore_result=True, **RETRYING)
+def update_decay() -> int:
+    """Beat, every 6 hours: recompute every live session's decay priority."""
+    return decay.update_priorities()
+
+
+@shared_task(name="sessions.tasks.archive_check", ignore_result=True, **RETRYING)
+def archive_check() -> dict:
+    """Beat, daily: idle, decaying and archived by each project's thresholds."""
+    return archive.archive_check()
 
 
 @shared_task(name="sessions.tasks.refresh_session_stats", acks_late=True, **RETRYING)
