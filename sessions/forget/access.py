@@ -47,11 +47,11 @@ _held_last: dict[int, float] = {}
 _held_lock = threading.Lock()
 
 
-def opened(session: Session) -> bool:
+def opened(session: Session, now: datetime | None = None) -> bool:
     """The session was opened (its page, its messages, resumed): count the read, and bring
     it back in full if it was archived. Returns True when it was restored."""
-    restored = session.lifecycle == Lifecycle.ARCHIVED and unarchive(session)
-    record_access([session.pk])
+    restored = session.lifecycle == Lifecycle.ARCHIVED and unarchive(session, now)
+    record_access([session.pk], now)
     return restored
 
 
