@@ -312,6 +312,25 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600,
         "options": {"expires": 3600},
     },
+    # Write the reads counted in Redis to their sessions (sessions/forget/access.py).
+    "flush-access": {
+        "task": "sessions.tasks.flush_access",
+        "schedule": 60,
+        "options": {"expires": 60},
+    },
+    # Decay priorities fall with time alone: recompute them (sessions/forget/decay.py).
+    "update-decay": {
+        "task": "sessions.tasks.update_decay",
+        "schedule": 6 * 3600,
+        "options": {"expires": 6 * 3600},
+    },
+    # Sessions unused for long become idle, decaying, archived (sessions/forget/archive.py),
+    # daily at 04:00 (CELERY_TIMEZONE, UTC).
+    "archive-check": {
+        "task": "sessions.tasks.archive_check",
+        "schedule": crontab(hour=4, minute=0),
+        "options": {"expires": 6 * 3600},
+    },
     # Daily (UTC): sessions past their project's retention move to the trash, then the trash
     # is emptied of sessions past their project's trash days (sessions/forget/retention.py).
     "enforce-retention": {
@@ -319,6 +338,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(hour=4, minute=30),
         "options": {"expires": 12 * 3600},
     },
+    # Daily: purge sessions whose trash recovery window has passed.
     "purge-trash": {
         "task": "sessions.tasks.purge_trash",
         "schedule": crontab(hour=5, minute=0),

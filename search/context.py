@@ -31,12 +31,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import F
-from django.utils import timezone
-
 from search.service import SearchRequest, SessionHit, search
 from sessions.embedding.tokens import count_tokens
 from sessions.filters import Filters
+from sessions.forget.access import record_access
 from sessions.models import Message, Session
 from teams.access import Access
 
@@ -80,6 +78,7 @@ def build_context(
     min_relevance: float = 0.3,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     touch: bool = True,
+    include_archived: bool = False,
 ) -> Context:
     result = search(
         access,
@@ -89,6 +88,7 @@ def build_context(
             limit=max_sessions,
             group_by_session=True,
             min_relevance=min_relevance,
+            include_archived=include_archived,
         ),
     )
     ranked = sorted(
@@ -110,9 +110,7 @@ def build_context(
         return Context("", 0, max_tokens, [])
     markdown = "\n\n".join([HEADING, *(b.text for b in blocks)]) + "\n"
     if touch:
-        Session.objects.filter(pk__in=[b.session.pk for b in blocks]).update(
-            access_count=F("access_count") + 1, last_accessed_at=timezone.now()
-        )
+        record_access(b.session.pk for b in blocks)
     return Context(markdown, tokens_of(markdown), max_tokens, blocks)
 
 

@@ -72,6 +72,8 @@ def session_where(access: Access, filters: Filters) -> Where:
             where.add(condition, value)
     if filters.exclude_session_ids:
         where.add("NOT (s.id = ANY(%s))", list(filters.exclude_session_ids))
+    if filters.exclude_archived:
+        where.add("s.lifecycle <> 'archived'")
     if filters.entity_type or filters.entity:
         entity = ["e.session_id = s.id"]
         params = []

@@ -26,9 +26,14 @@ raise a message's relevance (a paraphrase with no shared word keeps its semantic
 the ``semantic`` and ``keyword`` modes report their own measure. ``min_relevance`` filters
 on this value.
 
-**Recency** (optional, seed 001 §7): ``priority = e^(−0.05·days since access) ·
-e^(−0.01·days since creation) + min(0.2, 0.01·access count)``, clamped to 0..1, scales the
-fused score by ``(1 − RECENCY_WEIGHT) + RECENCY_WEIGHT·priority``.
+**Lifecycle**: a decaying session (unread for the project's "decaying after" days) ranks
+lower: its messages' fused score is multiplied by ``DECAYING_FACTOR``. Active and idle
+sessions are not touched, so on fresh data the order is exactly the fusion's.
+
+**Recency** (optional): the session's stored decay priority (0..1, see
+``sessions/forget/decay.py``: it fades with the days since the session was last read and
+since it was created, and rises with reads) scales the fused score by
+``(1 − RECENCY_WEIGHT) + RECENCY_WEIGHT·priority``.
 
 **MMR** (optional): greedy maximal marginal relevance over the candidates' vectors,
 ``λ·fused' − (1 − λ)·max cosine to the ones already picked``, so five hits are not five
@@ -51,6 +56,8 @@ SIMILARITY_FLOOR = 0.1
 SIMILARITY_CEIL = 0.55
 KEYWORD_LIFT = 0.5
 RECENCY_WEIGHT = 0.3
+# A decaying session keeps its matches, below an equally good match of a session in use.
+DECAYING_FACTOR = 0.8
 MMR_LAMBDA = 0.7
 
 
@@ -106,20 +113,24 @@ def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.fused, -c.relevance, c.message_id))
 
 
-def recency_priority(
-    days_since_access: float, days_since_creation: float, access_count: int
-) -> float:
-    """Seed 001's decay, clamped to 0..1."""
-    base = math.exp(-0.05 * max(0.0, days_since_access)) * math.exp(
-        -0.01 * max(0.0, days_since_creation)
-    )
-    return min(1.0, max(0.0, base + min(0.2, 0.01 * access_count)))
-
-
-def apply_recency(candidates: list[Candidate], priorities: dict[int, float]) -> list[Candidate]:
+def adjust_for_lifecycle(
+    candidates: list[Candidate], sessions: dict[int, tuple[str, float]], *, recency: bool
+) -> list[Candidate]:
+    """Lower decaying sessions' matches and, with ``recency``, weigh each by its session's
+    decay priority. ``sessions``: session id → (lifecycle, decay priority). Re-sorts only
+    when a score changed, so the fusion's order (and its ties) stand otherwise."""
+    changed = False
     for c in candidates:
-        c.fused *= (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * priorities.get(c.message_id, 0.0)
-    return sorted(candidates, key=lambda c: (-c.fused, c.message_id))
+        lifecycle, priority = sessions.get(c.session_id, ("", 0.0))
+        factor = DECAYING_FACTOR if lifecycle == "decaying" else 1.0
+        if recency:
+            factor *= (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * priority
+        if factor != 1.0:
+            c.fused *= factor
+            changed = True
+    if not changed:
+        return candidates
+    return sorted(candidates, key=lambda c: (-c.fused, -c.relevance, c.message_id))
 
 
 def mmr(candidates: list[Candidate], vectors: dict[int, np.ndarray], limit: int) -> list[Candidate]:

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import connection
-from django.utils import timezone
 
 from search import keyword, ranking, semantic
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
 from sessions.filters import Filters
-from sessions.models import Message, Session
+from sessions.models import Lifecycle, Message, Session
 from teams.access import Access
 
 logger = logging.getLogger(__name__)
@@ -36,6 +35,9 @@ class SearchRequest:
     group_by_session: bool = False
     mmr: bool = False
     recency: bool = False
+    # Archived sessions' messages are left out unless asked for; they are found by keyword
+    # only (their message vectors are dropped when they are archived).
+    include_archived: bool = False
 
 
 @dataclass
@@ -66,7 +68,7 @@ class SearchResult:
 
 def search(access: Access, request: SearchRequest) -> SearchResult:
     started = time.perf_counter()
-    filters, mode = request.filters, request.mode
+    filters, mode = searched_filters(request.filters, request.include_archived), request.mode
     documents = keyword.scope_documents(access, filters)
     pool = max(MIN_POOL, request.limit * (10 if request.group_by_session else 5))
     # The keyword side runs on its own connection while this thread embeds the query and
@@ -108,16 +110,9 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     # the chosen messages are loaded.
     ranked = ranking.fuse(list(candidates.values()), mode)
     ranked = [c for c in ranked if c.relevance >= request.min_relevance]
-    if request.recency:
-        now = timezone.now()
-        sessions = Session.objects.only("created_at", "last_accessed_at", "access_count")
-        by_id = sessions.in_bulk({c.session_id for c in ranked})
-        priorities = {
-            c.message_id: _priority(by_id[c.session_id], now)
-            for c in ranked
-            if c.session_id in by_id  # (not purged meanwhile)
-        }
-        ranked = ranking.apply_recency(ranked, priorities)
+    ranked = ranking.adjust_for_lifecycle(
+        ranked, _lifecycle_states({c.session_id for c in ranked}), recency=request.recency
+    )
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
@@ -162,6 +157,14 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     return SearchResult(list(hits.values()), sessions, vector_path, took)
 
 
+def searched_filters(filters: Filters, include_archived: bool) -> Filters:
+    """What a search looks through: archived sessions only when asked for (or when the
+    ``lifecycle`` filter names them)."""
+    if include_archived or filters.lifecycle == Lifecycle.ARCHIVED:
+        return filters
+    return replace(filters, exclude_archived=True)
+
+
 def _keyword_side(
     text: str, access: Access, filters: Filters, pool: int, documents: int, ranked: bool
 ) -> tuple[keyword.KeywordQuery, dict[int, keyword.KeywordScore], list[float]]:
@@ -182,13 +185,11 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
     return {m.id: m for m in rows}
 
 
-def _priority(session: Session, now) -> float:
-    accessed = session.last_accessed_at or session.created_at
-    return ranking.recency_priority(
-        (now - accessed).total_seconds() / 86400,
-        (now - session.created_at).total_seconds() / 86400,
-        session.access_count,
+def _lifecycle_states(session_ids: set[int]) -> dict[int, tuple[str, float]]:
+    rows = Session.objects.filter(pk__in=session_ids).values_list(
+        "pk", "lifecycle", "decay_priority"
     )
+    return {pk: (lifecycle, priority) for pk, lifecycle, priority in rows}
 
 
 def _hit(c: ranking.Candidate, message: Message, texts: dict[int, Snippet]) -> MessageHit:

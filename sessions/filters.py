@@ -56,6 +56,9 @@ class Filters:
     ended_before: datetime | None = None
     min_priority: float | None = None
     exclude_session_ids: tuple[int, ...] = ()
+    # Not a request parameter: search and context leave archived sessions out unless asked
+    # (their ``include_archived``); a session list shows them.
+    exclude_archived: bool = False
 
     def __post_init__(self):
         # Agents and entities are stored lowercase (sessions.models, sessions/enrich).
@@ -98,6 +101,8 @@ class Filters:
             sessions = sessions.filter(Exists(entities))
         if self.exclude_session_ids:
             sessions = sessions.exclude(pk__in=self.exclude_session_ids)
+        if self.exclude_archived:
+            sessions = sessions.exclude(lifecycle=Lifecycle.ARCHIVED)
         return sessions
 
 

@@ -1,7 +1,7 @@
 """Celery tasks of the sessions app. JSON only, ids (or nothing) in; each is idempotent.
 
 The enrichment tasks pull their work from the database (see ``sessions/enrich/pipeline.py``): a task
-message only says "there is work". ``poke_enrichment`` sends one after a capture commits,
+message only says "there is work". ``enrich/poke.py`` sends one after a capture commits,
 at most once a second; the beat ``sweep`` sends one every minute whatever happened, so work
 left behind by a lost message, a dead worker or a Redis outage is picked up again.
 
@@ -19,7 +19,7 @@ from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 
 from sessions.enrich import pipeline
-from sessions.forget import retention
+from sessions.forget import access, archive, decay, retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
 
@@ -28,8 +28,6 @@ logger = logging.getLogger(__name__)
 # A task stops claiming new batches after this long and hands over to a fresh task, so one
 # task never holds a worker for ever and beat/other tasks get a turn.
 TASK_BUDGET_SECONDS = 60
-POKE_KEY = "memoryapp:enrichment-poke"
-POKE_EVERY_MS = 1000
 
 RETRYING = {
     "autoretry_for": (OperationalError,),
@@ -108,36 +106,25 @@ def enforce_retention() -> dict:
     return summary
 
 
-# A capture must not wait for the broker (it waited ~6 s per capture while Redis was down:
-# kombu retries a connection for its whole connect timeout). The poke connects once, with short
-# socket timeouts, and publishes without Celery's publish retry; after a failure the pokes of
-# the next seconds are skipped, so a burst of captures during an outage doesn't each pay the
-# timeout. Nothing is lost: the beat sweeper pokes every minute.
-POKE_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 0.5, "socket_timeout": 0.5}
-POKE_PAUSE_AFTER_FAILURE = 5.0  # seconds
-_broker_down_until = 0.0  # time.monotonic() before which pokes are skipped
-
-
-def poke_enrichment() -> None:
-    """Ask a worker to look for pending work (after a capture commits). Never raises and never
-    waits on the broker: if it is down, the capture still stands and the sweeper pokes later."""
-    global _broker_down_until
-    if time.monotonic() < _broker_down_until:
-        return
+@shared_task(name="sessions.tasks.flush_access", ignore_result=True)
+def flush_access() -> int:
+    """Beat, every minute: write the reads counted in Redis to their sessions."""
     from memoryapp.celery import app
 
-    try:
-        with app.connection_for_write(transport_options=POKE_TRANSPORT_OPTIONS) as conn:
-            client = conn.default_channel.client
-            if client.set(POKE_KEY, 1, nx=True, px=POKE_EVERY_MS):
-                embed_pending.apply_async(connection=conn, retry=False)
-    except Exception as exc:  # broker down: the data is safe in PostgreSQL
-        _broker_down_until = time.monotonic() + POKE_PAUSE_AFTER_FAILURE
-        logger.warning(
-            "could not enqueue enrichment (%s); no poke for %g s, the sweeper will catch up",
-            exc,
-            POKE_PAUSE_AFTER_FAILURE,
-        )
+    with app.connection_for_write() as conn:
+        return access.flush_access(conn.default_channel.client)
+
+
+@shared_task(name="sessions.tasks.update_decay", ignore_result=True, **RETRYING)
+def update_decay() -> int:
+    """Beat, every 6 hours: recompute every live session's decay priority."""
+    return decay.update_priorities()
+
+
+@shared_task(name="sessions.tasks.archive_check", ignore_result=True, **RETRYING)
+def archive_check() -> dict:
+    """Beat, daily: idle, decaying and archived by each project's thresholds."""
+    return archive.archive_check()
 
 
 @shared_task(name="sessions.tasks.refresh_session_stats", acks_late=True, **RETRYING)

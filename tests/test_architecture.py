@@ -24,6 +24,9 @@ PINNED_TASK_NAMES = {
     "sessions.tasks.purge_trash",
     "sessions.tasks.enforce_retention",
     "sessions.tasks.refresh_session_stats",
+    "sessions.tasks.flush_access",
+    "sessions.tasks.update_decay",
+    "sessions.tasks.archive_check",
     "search.tasks.build_team_indexes",
     "search.tasks.warm_buffers",
 }

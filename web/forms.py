@@ -143,6 +143,7 @@ class SearchForm(FiltersForm):
         choices=[(m, m.capitalize()) for m in MODES],
         initial="hybrid",
     )
+    include_archived = forms.BooleanField(required=False, label="Include archived sessions")
     page = forms.IntegerField(required=False, min_value=1)
 
     def clean_page(self):

@@ -19,6 +19,14 @@ DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
 TOKENIZER = "all-MiniLM-L6-v2 WordPiece"
 
 
+def include_archived_field() -> serializers.BooleanField:
+    return serializers.BooleanField(
+        default=False,
+        help_text="also look in archived sessions (unused for the project's archive period): "
+        "their messages are found by keyword only until they are opened or restored",
+    )
+
+
 class SearchParamsSerializer(FiltersSerializer):
     q = serializers.CharField(
         required=False,
@@ -36,8 +44,10 @@ class SearchParamsSerializer(FiltersSerializer):
     mmr = serializers.BooleanField(default=False, help_text="diversify near-duplicate hits")
     recency = serializers.BooleanField(
         default=False,
-        help_text="favour recent sessions and those recently used, fading with their age",
+        help_text="favour sessions by their decay priority: recently read and often read, "
+        "fading with the time since they were last read and with their age",
     )
+    include_archived = include_archived_field()
 
     def validate(self, attrs):
         attrs = super().validate(attrs)
@@ -109,6 +119,7 @@ class ContextParamsSerializer(FiltersSerializer):
     max_tokens = serializers.IntegerField(
         default=DEFAULT_MAX_TOKENS, min_value=50, max_value=100_000
     )
+    include_archived = include_archived_field()
 
     def filters(self) -> Filters:
         filters = super().filters()

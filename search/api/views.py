@@ -24,10 +24,11 @@ from search.api.serializers import (
 )
 from search.context import build_context
 from search.context import resume as resume_session
-from search.service import SearchRequest, search, sessions_with_entity
+from search.service import SearchRequest, search, searched_filters, sessions_with_entity
 from search.similar import similar_sessions
 from sessions.entity_stats import entity_counts
 from sessions.filters import FiltersSerializer
+from sessions.forget.access import opened
 from sessions.models import Entity, Session
 from teams.access import Access
 from teams.models import Role
@@ -131,6 +132,7 @@ class SearchView(FilteredView):
         scope = self.scope(params)
         filters = params.filters()
         if not options["q"]:
+            filters = searched_filters(filters, options["include_archived"])
             found = sessions_with_entity(scope, filters, options["limit"])
             body = {"query": "", "mode": "entity", "sessions": found, "results": []}
             return Response(SearchResultsSerializer(body).data)
@@ -145,6 +147,7 @@ class SearchView(FilteredView):
                 group_by_session=options["group"],
                 mmr=options["mmr"],
                 recency=options["recency"],
+                include_archived=options["include_archived"],
             ),
         )
         body = {
@@ -181,6 +184,7 @@ class ContextView(FilteredView):
             max_sessions=data["max_sessions"],
             min_relevance=data["min_relevance"],
             max_tokens=data["max_tokens"],
+            include_archived=data["include_archived"],
         )
         return Response(ContextSerializer(context).data)
 
@@ -245,6 +249,7 @@ class SessionSearchActions:
     def resume(self, request, id=None):
         session = self.live_session(id)
         last_n = _limit(request, "lastn", 20, MAX_RESUME_MESSAGES)
+        opened(session)  # picking its work up again: an archived session comes back in full
         return Response(ResumeSerializer(resume_session(session, last_n)).data)
 
 

@@ -52,10 +52,12 @@ from sessions.capture.service import append_messages as append_to_session
 from sessions.capture.service import capture_session, capture_sessions
 from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
 from sessions.filters import FiltersSerializer
+from sessions.forget.access import opened, record_access
+from sessions.forget.archive import unarchive
 from sessions.forget.compaction import compact_on_request, set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
-from sessions.forget.lifecycle import purge, restore, soft_delete
+from sessions.forget.lifecycle import LifecycleConflict, purge, restore, soft_delete
 from sessions.forget.size import size_breakdown
 from sessions.models import Message, Session
 from teams.models import Role, TokenPermission
@@ -178,6 +180,12 @@ class SessionViewSet(
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return with_quota_header(Response(body, status=code), result.quota.header())
 
+    def retrieve(self, request, *args, **kwargs):
+        """The session (opening an archived one brings it back in full)."""
+        session = self.get_object()
+        opened(session)
+        return Response(SessionSerializer(session).data)
+
     @extend_schema(request=SessionPatchSerializer, responses=SessionSerializer)
     def partial_update(self, request, id=None):
         session = self.get_object()
@@ -206,12 +214,27 @@ class SessionViewSet(
             soft_delete(session, by=request.user, reason=request.query_params.get("reason", ""))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=None, responses={200: SessionSerializer, 409: error(409)})
+    @extend_schema(
+        request=None,
+        responses={200: SessionSerializer, 409: error(409)},
+        description="Bring a session back: out of the trash (admins), or out of the archive "
+        "(members: its messages are embedded again, so search by meaning finds them in a "
+        "moment). 409 when it is neither in the trash nor archived.",
+    )
     @action(detail=True, methods=["post"])
     def restore(self, request, id=None):
         session = self.get_object()
-        self.require(Role.ADMIN, session.team_id)
-        restore(session)
+        if session.deleted_at is not None:
+            self.require(Role.ADMIN, session.team_id)
+            restore(session)
+            unarchive(session)  # out of the trash in full, if it was archived too
+        else:
+            self.require(Role.MEMBER, session.team_id)
+            if not unarchive(session):
+                raise LifecycleConflict(
+                    f"session {session.public_id} is neither in the trash nor archived "
+                    f"(it is {session.lifecycle})"
+                )
         return Response(SessionSerializer(session).data)
 
     @extend_schema(
@@ -233,6 +256,7 @@ class SessionViewSet(
     def messages(self, request, id=None):
         session = self.get_object()
         if request.method == "GET":
+            opened(session)
             messages = Message.objects.of_session(session)
             paginator = MessageCursorPagination()
             page = paginator.paginate_queryset(messages, request, view=self)
@@ -343,9 +367,11 @@ class SessionViewSet(
         # A download is a member's right for people, but only a read for a token.
         self.require(Role.MEMBER, session.team_id, token_permission=TokenPermission.READ)
         try:
-            return export_response(session, request.query_params.get("format"))
+            response = export_response(session, request.query_params.get("format"))
         except UnknownExportFormat as exc:
             raise exceptions.ValidationError({"format": str(exc)}) from None
+        record_access([session.pk])
+        return response
 
 
 class ImportView(ScopedAPIView):

@@ -39,6 +39,7 @@ from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wan
 from sessions.capture.redaction import redact, redact_json
 from sessions.capture.sanitize import clean_json, clean_text
 from sessions.embedding.tokens import count_tokens
+from sessions.forget.archive import requeue_unembedded
 from sessions.forget.compaction import (
     READ_RECENTLY,
     SUMMARISE,
@@ -46,7 +47,14 @@ from sessions.forget.compaction import (
     compact_session,
     has_compactable_messages,
 )
-from sessions.models import Message, Session, SessionStatus, SourceFormat, new_public_id
+from sessions.models import (
+    Lifecycle,
+    Message,
+    Session,
+    SessionStatus,
+    SourceFormat,
+    new_public_id,
+)
 from teams.models import Project
 
 logger = logging.getLogger(__name__)
@@ -326,17 +334,33 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     index_context(session.pk, next_seq)
 
     timestamps = [row.timestamp for row in rows if row.timestamp is not None]
+    now = timezone.now()
+    if session.lifecycle == Lifecycle.ARCHIVED:
+        requeue_unembedded(session.pk)  # a new message restores an archived session in full
     updates = {
         "message_count": F("message_count") + len(rows),
         "size_bytes": F("size_bytes") + added_bytes,
-        "updated_at": timezone.now(),
+        "updated_at": now,
         "enrichment_status": "pending",
+        # A new message is activity: the lifecycle clock starts again (forget/archive.py).
+        "last_active_at": now,
+        "lifecycle": Lifecycle.ACTIVE,
+        "archived_at": None,
     }
     if timestamps and (session.ended_at is None or max(timestamps) > session.ended_at):
         updates["ended_at"] = max(timestamps)
     Session.objects.filter(pk=session.pk).update(**updates)
     session.refresh_from_db(
-        fields=["message_count", "size_bytes", "ended_at", "updated_at", "enrichment_status"]
+        fields=[
+            "message_count",
+            "size_bytes",
+            "ended_at",
+            "updated_at",
+            "enrichment_status",
+            "last_active_at",
+            "lifecycle",
+            "archived_at",
+        ]
     )
 
 
@@ -389,7 +413,7 @@ def _make_room(result: CaptureResult, added_bytes: int) -> None:
 def _after_commit(results: list[CaptureResult]) -> None:
     """Hand new work to the background pipeline once the rows are committed."""
     if any(result.added for result in results):
-        from sessions.tasks import poke_enrichment
+        from sessions.enrich.poke import poke_enrichment
 
         transaction.on_commit(poke_enrichment)
     for result in results:

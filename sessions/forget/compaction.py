@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from sessions.capture.keyword_context import index_context
 from sessions.embedding.tokens import count_tokens
+from sessions.enrich.poke import poke_enrichment
 from sessions.enrich.summary import summarize
 from sessions.forget.lifecycle import LifecycleConflict
 from sessions.models import EnrichmentStatus, Entity, Message, MessageChunk, MessageRole, Session
@@ -127,8 +128,6 @@ def compact_on_request(session: Session, *, dry_run: bool = False) -> Compaction
             )
         result = compact_session(locked, dry_run=dry_run, respect_access=False)
         if result.bytes_freed and not dry_run:
-            from sessions.tasks import poke_enrichment
-
             transaction.on_commit(poke_enrichment)
     session.refresh_from_db(fields=["message_count", "size_bytes", "enrichment_status"])
     return result

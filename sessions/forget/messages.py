@@ -35,6 +35,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from sessions.capture.keyword_context import BEFORE, index_context
+from sessions.enrich.poke import poke_enrichment
 from sessions.forget.lifecycle import LifecycleConflict, in_trash_state
 from sessions.forget.records import actor_label, record_deletion
 from sessions.models import (
@@ -121,8 +122,6 @@ def remove_message(session: Session, seq: int, *, by, reason: str = "") -> Remov
             size=size,
             recoverable=False,
         )
-        from sessions.tasks import poke_enrichment
-
         transaction.on_commit(poke_enrichment)
     session.refresh_from_db()
     logger.info("message %d of session %s removed by %s", seq, session.public_id, record.actor)

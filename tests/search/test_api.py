@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from sessions.models import Session
 from teams.models import ApiToken
 from tests.factories import EntityFactory, ProjectFactory
+from tests.reads import flush_reads
 from tests.search.corpus import AUTH, COOKING, DEPLOY, capture, embed_all
 
 pytestmark = pytest.mark.django_db
@@ -139,6 +140,7 @@ def test_context_is_seed_000_markdown_within_the_budget(agent, corpus):
     assert "JWT" in markdown
     assert 0 < body["tokens"] <= 300
     assert body["sessions"][0]["session"]["id"] == corpus["auth"].public_id
+    flush_reads()
     corpus["auth"].refresh_from_db()
     assert corpus["auth"].access_count == 1
 

@@ -1,4 +1,4 @@
-"""Fusion, relevance, recency and MMR as pure functions (search/ranking.py)."""
+"""Fusion, relevance, lifecycle and recency, and MMR as pure functions (search/ranking.py)."""
 
 import math
 
@@ -7,6 +7,7 @@ import pytest
 
 from search import ranking
 from search.ranking import Candidate
+from sessions.forget import decay
 
 
 def order(candidates: list[Candidate], mode: str = "hybrid") -> list[int]:
@@ -66,17 +67,36 @@ def test_relevance_maps_similarity_and_lifts_by_keyword_coverage():
 
 
 def test_recency_priority_follows_seed_001():
-    assert ranking.recency_priority(0, 0, 0) == 1.0
+    assert decay.priority(0, 0, 0) == 1.0
     expected = math.exp(-0.05 * 10) * math.exp(-0.01 * 20) + 0.05
-    assert ranking.recency_priority(10, 20, 5) == pytest.approx(expected)
+    assert decay.priority(10, 20, 5) == pytest.approx(expected)
     # The access bonus is capped at 0.2, the whole at 1.
-    assert ranking.recency_priority(1000, 1000, 500) == pytest.approx(0.2, abs=1e-6)
-    assert ranking.recency_priority(0, 0, 50) == 1.0
+    assert decay.priority(1000, 1000, 500) == pytest.approx(0.2, abs=1e-6)
+    assert decay.priority(0, 0, 50) == 1.0
 
 
-def test_recency_reorders_equal_matches():
-    old, new = Candidate(1, fused=0.1), Candidate(2, fused=0.1)
-    assert [c.message_id for c in ranking.apply_recency([old, new], {1: 0.1, 2: 0.9})] == [2, 1]
+def test_recency_reorders_equal_matches_by_the_stored_priority():
+    old, new = Candidate(1, session_id=10, fused=0.1), Candidate(2, session_id=20, fused=0.1)
+    states = {10: ("active", 0.1), 20: ("active", 0.9)}
+    ranked = ranking.adjust_for_lifecycle([old, new], states, recency=True)
+    assert [c.message_id for c in ranked] == [2, 1]
+
+
+def test_decaying_sessions_rank_lower_and_others_keep_the_fusions_order():
+    candidates = [
+        Candidate(1, session_id=10, fused=0.30),
+        Candidate(2, session_id=20, fused=0.28),
+        Candidate(3, session_id=30, fused=0.10),
+    ]
+    states = {10: ("decaying", 1.0), 20: ("idle", 0.1), 30: ("active", 1.0)}
+    ranked = ranking.adjust_for_lifecycle(list(candidates), states, recency=False)
+    assert [c.message_id for c in ranked] == [2, 1, 3]
+    assert ranked[1].fused == pytest.approx(0.30 * ranking.DECAYING_FACTOR)
+    # Without a decaying session nothing changes: the same list, in the same order, ties
+    # included (so results on fresh data are exactly the fusion's).
+    tied = [Candidate(5, session_id=30, fused=0.2), Candidate(4, session_id=20, fused=0.2)]
+    assert ranking.adjust_for_lifecycle(tied, states, recency=False) == tied
+    assert [c.fused for c in tied] == [0.2, 0.2]
 
 
 def test_mmr_skips_a_near_copy_of_what_it_already_picked():

@@ -142,7 +142,9 @@ def through_api_list(client, params) -> set[str]:
 def through_search_api(client, params) -> set[str]:
     if not {"entity", "entity_type"} & set(params):
         params = {**params, **SHARED_ENTITY}
-    response = client.get("/api/v1/search", {**params, "limit": 100})
+    # Search leaves archived sessions out unless asked (a search option, not a filter:
+    # test_search_leaves_archived_sessions_out_unless_asked).
+    response = client.get("/api/v1/search", {**params, "limit": 100, "include_archived": "true"})
     assert response.status_code == 200, response.content
     return {s["session"]["title"] for s in response.json()["sessions"]}
 
@@ -181,6 +183,20 @@ def test_the_same_filter_gives_the_same_sessions_everywhere(world, params, expec
     assert through_api_list(client, params) == expected
     assert through_search_api(client, params) == expected
     assert through_ui_list(client, params) == expected
+
+
+def test_search_leaves_archived_sessions_out_unless_asked(world):
+    client = world["client"]
+    response = client.get("/api/v1/search", {**SHARED_ENTITY, "limit": 100})
+    assert {s["session"]["title"] for s in response.json()["sessions"]} == {
+        "review",
+        "deploy",
+        "side",
+    }
+    # Naming the archived state is asking for it.
+    assert through_search_api(client, {"lifecycle": "archived"}) == {"security"}
+    response = client.get("/api/v1/search", {**SHARED_ENTITY, "lifecycle": "archived"})
+    assert {s["session"]["title"] for s in response.json()["sessions"]} == {"security"}
 
 
 def test_the_cases_cover_every_filter_and_the_pages_show_them_all():

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from memoryapp.celery import app as celery_app
 from memoryapp.local import embedded
 from sessions import tasks
+from sessions.enrich import poke
 from sessions.models import Message
 from teams.models import ApiToken
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
@@ -21,21 +22,21 @@ from tests.waiting import wait_for
 @pytest.fixture(autouse=True)
 def pokes_not_paused():
     """Each test starts, and leaves, with no pause from an earlier broker failure."""
-    tasks._broker_down_until = 0.0
+    poke.POKES.reset()
     yield
-    tasks._broker_down_until = 0.0
+    poke.POKES.reset()
 
 
 def test_a_poke_gives_up_at_once_on_a_broker_that_does_not_answer(unresponsive_broker):
     started = time.monotonic()
-    tasks.poke_enrichment()
+    poke.poke_enrichment()
     first = time.monotonic() - started
     # kombu's own retries waited its whole connect timeout (4 s here, ~6 s in the issue).
     assert first < 1.0
 
     started = time.monotonic()
     for _ in range(20):
-        tasks.poke_enrichment()
+        poke.poke_enrichment()
     # A burst right after a failure does not try the broker again, so pays nothing.
     assert time.monotonic() - started < 0.1
 

@@ -12,7 +12,7 @@ import logging
 from django.db import DatabaseError, transaction
 from django.shortcuts import render
 
-from search.service import SearchRequest, search, sessions_with_entity
+from search.service import SearchRequest, search, searched_filters, sessions_with_entity
 from web.forms import MAX_SEARCH_PAGE, SEARCH_PAGE_SIZE, SearchForm
 from web.scope import Workspace, team_required
 from web.views.sessions import with_workspace_project
@@ -44,7 +44,8 @@ def search_page(request):
 
     data = form.cleaned_data
     query, page = data["q"].strip(), data["page"]
-    filters, access = form.filters, workspace.narrowed(data.get("project"))
+    filters = searched_filters(form.filters, data.get("include_archived", False))
+    access = workspace.narrowed(data.get("project"))
     try:
         with transaction.atomic():
             if query:
@@ -59,6 +60,7 @@ def search_page(request):
                         # Semantic mode ranks by meaning alone: keep its whole list.
                         min_relevance=0.0 if data.get("mode") == "semantic" else MIN_RELEVANCE,
                         group_by_session=True,
+                        include_archived=data.get("include_archived", False),
                     ),
                 )
                 groups = result.sessions

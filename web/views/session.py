@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from search.similar import similar_sessions
+from sessions.forget.access import opened, record_access
 from sessions.forget.compaction import set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
@@ -62,6 +63,12 @@ def enrichment_state(session) -> dict:
 def session_detail(request, public_id):
     workspace = Workspace.of(request)
     session = workspace.session_or_404(public_id)
+    if opened(session):
+        messages.info(
+            request,
+            "This session was archived; it is restored. Search by meaning finds its "
+            "messages again once they are embedded, in a moment.",
+        )
     start = _int(request.GET.get("from"))
     at = _int(request.GET.get("at"))
     if at is not None and start is None:
@@ -94,6 +101,7 @@ def session_messages(request, public_id):
     after = _int(request.GET.get("after"), 0)
     if not is_htmx(request):
         return redirect(f"{reverse('web:session', args=[public_id])}?from={after + 1}")
+    opened(session)
     page = load_page(session, after=after)
     context = {
         "session": session,
@@ -138,13 +146,15 @@ def session_similar(request, public_id):
 def session_export(request, public_id):
     session = session_with_role(request, public_id, Role.MEMBER)
     try:
-        return export_response(session, request.GET.get("format"))
+        response = export_response(session, request.GET.get("format"))
     except UnknownExportFormat as exc:
         messages.error(
             request,
             f"Unknown export format {exc.format[:20]!r}; use one of {', '.join(EXPORT_FORMATS)}.",
         )
         return redirect("web:session", public_id=public_id)
+    record_access([session.pk])
+    return response
 
 
 @session_action(Role.ADMIN)

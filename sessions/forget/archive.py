@@ -1,0 +1,158 @@
+"""Sessions nobody uses fade: active → idle → decaying → archived, and come back when used.
+
+The lifecycle clock is ``coalesce(last_active_at, created_at)``: the last read (written by
+the access flush, ``access.py``) or new message (the capture service). The daily
+``archive_check`` compares it with the project's thresholds (``idle_after_hours``,
+``decaying_after_days``, ``archive_after_days``) and moves each live session to the state
+its age says, several steps at once if it is old enough. Every move is a conditional update
+(the state it moves from and a clock still that old), so overlapping runs never move a
+session twice, and a read flushed meanwhile wins. Trashed sessions are left alone.
+
+**What archiving frees**: the session's message vectors (its ``MessageChunk`` rows, the
+bulk of a session's indexes: each one a 384-float vector in the HNSW index plus its sign
+bits in a covering index). Those are what keep the hot indexes big and slow to scan; a
+session unread for a month rarely needs search by meaning of each message. Everything else
+stays: metadata, summary, entities and the session vector (``Session.embedding``, so "similar
+sessions" still finds it), and its messages with their keyword index (search finds them by
+keyword with ``include_archived``). Restoring puts its messages back to pending embedding and
+pokes the pipeline, which embeds them again like new ones.
+
+Archiving and the embedding worker: archiving locks the session ``FOR UPDATE`` (it waits for
+a worker writing its chunks, which holds the session ``KEY SHARE``, and keeps the next one
+out), then marks its messages done, deleting its chunks. A worker that claimed some of its
+messages before finds them no longer pending under its claim when it writes, and writes
+nothing for them (``pipeline._write_batch``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from sessions.enrich.poke import poke_enrichment
+from sessions.forget.decay import id_ranges
+from sessions.models import EnrichmentStatus, Lifecycle, Message, MessageChunk, Session
+
+logger = logging.getLogger(__name__)
+
+CHECK_BATCH_IDS = 5000  # session ids per statement of the check: short transactions
+ARCHIVE_BATCH = 100  # sessions archived per transaction (their chunks are deleted with them)
+CLOCK = "coalesce(s.last_active_at, s.created_at)"
+
+
+def _older(threshold: str) -> str:
+    """The clock is at least ``threshold`` (a SQL interval over the project ``p``) old."""
+    return f"{CLOCK} <= %(now)s::timestamptz - {threshold}"
+
+
+IDLE_AGE = "p.idle_after_hours * interval '1 hour'"
+DECAYING_AGE = "p.decaying_after_days * interval '1 day'"
+ARCHIVE_AGE = "p.archive_after_days * interval '1 day'"
+
+# active → idle or decaying, idle → decaying; what is old enough to archive is left to
+# archive_sessions (it has chunks to delete). PostgreSQL re-checks the whole WHERE on a row
+# that changed while it waited for it, so a read flushed meanwhile stops the move.
+FADE_SQL = f"""
+UPDATE agent_sessions_session s
+SET lifecycle = CASE WHEN {_older(DECAYING_AGE)} THEN 'decaying' ELSE 'idle' END
+FROM teams_project p
+WHERE p.id = s.project_id AND s.id >= %(low)s AND s.id < %(high)s AND s.deleted_at IS NULL
+  AND NOT {_older(ARCHIVE_AGE)}
+  AND ((s.lifecycle = 'active' AND {_older(IDLE_AGE)})
+       OR (s.lifecycle = 'idle' AND {_older(DECAYING_AGE)}))
+"""
+ARCHIVABLE = f"""
+s.deleted_at IS NULL AND s.lifecycle <> 'archived' AND {_older(ARCHIVE_AGE)}
+"""
+ARCHIVABLE_IN_RANGE_SQL = f"""
+SELECT s.id FROM agent_sessions_session s JOIN teams_project p ON p.id = s.project_id
+WHERE s.id >= %(low)s AND s.id < %(high)s AND {ARCHIVABLE}
+ORDER BY s.id
+"""
+LOCK_ARCHIVABLE_SQL = f"""
+SELECT s.id FROM agent_sessions_session s JOIN teams_project p ON p.id = s.project_id
+WHERE s.id = ANY(%(ids)s) AND {ARCHIVABLE}
+ORDER BY s.id FOR UPDATE OF s
+"""
+# A session with no summary vector yet keeps the mean of its chunk vectors as its vector
+# (what "similar sessions" would have used), before the chunks go.
+KEEP_SESSION_VECTOR_SQL = """
+UPDATE agent_sessions_session s
+SET embedding = (SELECT avg(c.embedding) FROM agent_sessions_messagechunk c
+                 WHERE c.session_id = s.id)
+WHERE s.id = ANY(%(ids)s) AND s.embedding IS NULL
+"""
+
+
+def archive_check(now=None) -> dict[str, int]:
+    """Move every live session to the lifecycle state its clock says; returns how many
+    sessions faded (to idle or decaying) and how many were archived."""
+    now = now or timezone.now()
+    faded = archived = 0
+    for low, high in id_ranges(CHECK_BATCH_IDS):
+        params = {"now": now, "low": low, "high": high}
+        with connection.cursor() as cursor:
+            cursor.execute(FADE_SQL, params)
+            faded += cursor.rowcount
+            cursor.execute(ARCHIVABLE_IN_RANGE_SQL, params)
+            due = [row[0] for row in cursor.fetchall()]
+        for start in range(0, len(due), ARCHIVE_BATCH):
+            archived += archive_sessions(due[start : start + ARCHIVE_BATCH], now)
+    if faded or archived:
+        logger.info("archive check: %d session(s) faded, %d archived", faded, archived)
+    return {"faded": faded, "archived": archived}
+
+
+def archive_sessions(ids: list[int], now=None) -> int:
+    """Archive those of these sessions that are still due (live, not archived, old enough
+    by their project's threshold); returns how many."""
+    now = now or timezone.now()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(LOCK_ARCHIVABLE_SQL, {"ids": ids, "now": now})
+        locked = [row[0] for row in cursor.fetchall()]
+        if not locked:
+            return 0
+        cursor.execute(KEEP_SESSION_VECTOR_SQL, {"ids": locked})
+        # Out of the embedding queue: nothing re-embeds an archived session's messages
+        # until it is restored (restoring puts every message without chunks back).
+        Message.objects.filter(session_id__in=locked).exclude(
+            enrichment_status=EnrichmentStatus.DONE, claimed_by__isnull=True
+        ).update(enrichment_status=EnrichmentStatus.DONE, claimed_by=None)
+        MessageChunk.objects.filter(session_id__in=locked).delete()
+        Session.objects.filter(pk__in=locked).update(lifecycle=Lifecycle.ARCHIVED, archived_at=now)
+    return len(locked)
+
+
+def unarchive(session: Session, now=None) -> bool:
+    """Bring an archived live session back in full: active again, and its messages without
+    vectors back to pending embedding (the pipeline is poked after commit). Returns False,
+    changing nothing, when it is not archived (or is in the trash)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        changed = Session.objects.filter(
+            pk=session.pk, lifecycle=Lifecycle.ARCHIVED, deleted_at__isnull=True
+        ).update(lifecycle=Lifecycle.ACTIVE, archived_at=None, last_active_at=now)
+        if not changed:
+            return False
+        requeue_unembedded(session.pk)
+        transaction.on_commit(poke_enrichment)
+    session.refresh_from_db(fields=["lifecycle", "archived_at", "last_active_at"])
+    logger.info("session %s restored from the archive", session.public_id)
+    return True
+
+
+def requeue_unembedded(session_pk: int) -> int:
+    """Put the session's messages that have no chunks back to pending embedding (removed
+    messages stay as they are); returns how many. The caller holds the session row."""
+    return (
+        Message.objects.filter(session_id=session_pk, removed_at__isnull=True)
+        .exclude(chunks__isnull=False)
+        .update(
+            enrichment_status=EnrichmentStatus.PENDING,
+            enrichment_attempts=0,
+            enrichment_error="",
+            claimed_by=None,
+        )
+    )
