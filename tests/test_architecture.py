@@ -23,6 +23,7 @@ PINNED_TASK_NAMES = {
     "sessions.tasks.sweep",
     "sessions.tasks.purge_trash",
     "sessions.tasks.refresh_session_stats",
+    "sessions.tasks.anonymize_project",
     "search.tasks.build_team_indexes",
     "search.tasks.warm_buffers",
 }

@@ -1,6 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+from sessions.api.anonymize import AnonymizeJobView, ProjectAnonymizeView
 from sessions.api.views import EventsView, ImportView, PipelineView, SessionViewSet
 
 router = SimpleRouter(trailing_slash=False)
@@ -10,5 +11,7 @@ urlpatterns = [
     path("import", ImportView.as_view(), name="import"),
     path("events", EventsView.as_view(), name="events"),
     path("pipeline", PipelineView.as_view(), name="pipeline"),
+    path("anonymize", ProjectAnonymizeView.as_view(), name="anonymize"),
+    path("anonymize/<str:job>", AnonymizeJobView.as_view(), name="anonymize-job"),
     *router.urls,
 ]

@@ -90,18 +90,23 @@ class Outcome:
     """What an anonymisation changed (or, as a preview, would change)."""
 
     dry_run: bool
-    sessions: int = 0
+    sessions: int = 0  # looked at
+    sessions_in_scope: int = 0  # a preview of a big project looks at the latest only
     sessions_changed: int = 0
     messages_changed: int = 0
     entities_changed: int = 0
     replacements: Counter = field(default_factory=Counter)  # by kind
     mapping: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     excerpts: list[dict] = field(default_factory=list)
+    # Messages or summaries wait for the embedding workers: the caller pokes them
+    # (``sessions.tasks.poke_enrichment``) once the change is committed.
+    left_to_embed: bool = False
 
     def as_dict(self) -> dict:
         return {
             "dry_run": self.dry_run,
             "sessions": self.sessions,
+            "sessions_in_scope": max(self.sessions_in_scope, self.sessions),
             "sessions_changed": self.sessions_changed,
             "messages_changed": self.messages_changed,
             "entities_changed": self.entities_changed,
@@ -327,10 +332,7 @@ def _rewrite(session: Session, run: Run, *, write: bool) -> None:
             embedding=None, embedding_model="", enrichment_status=EnrichmentStatus.PENDING
         )
     Session.objects.filter(pk=session.pk).update(**updates)
-    if "enrichment_status" in updates:
-        from sessions.tasks import poke_enrichment
-
-        transaction.on_commit(poke_enrichment)
+    outcome.left_to_embed = outcome.left_to_embed or "enrichment_status" in updates
 
 
 def _write_messages(session: Session, changed: list, reembed: list[Message]) -> None:
@@ -382,3 +384,28 @@ def config_from(data: dict) -> AnonymizationConfig:
     return AnonymizationConfig(
         **{k: v for k, v in data.items() if k in AnonymizationConfig.__dataclass_fields__}
     )
+
+
+# A project's preview reads its latest sessions only: enough to show what changes, quick
+# enough for a request.
+PREVIEW_SESSIONS = 200
+
+
+def anonymize_project(
+    project, config: AnonymizationConfig, *, dry_run: bool, by=None, progress=None
+) -> Outcome:
+    """Anonymise every session of ``project`` (the trash's too), one transaction each;
+    ``progress(done, total)`` after each. The project's names are read once, before any
+    session changes, so a name known from one session is replaced in all."""
+    run = start_run(project, config, dry_run=dry_run)
+    sessions = Session.objects.filter(project=project).select_related("project__team")
+    total = run.outcome.sessions_in_scope = sessions.count()
+    if dry_run:
+        sessions = sessions.order_by("-started_at", "-pk")[:PREVIEW_SESSIONS]
+    else:
+        sessions = sessions.order_by("pk")
+    for done, session in enumerate(sessions.iterator(chunk_size=100), 1):
+        anonymize_session(session, run, by=by)
+        if progress is not None:
+            progress(done, total)
+    return run.outcome
