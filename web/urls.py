@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web.views import bulk, home, search, session, sessions, tokens, trash
+from web.views import anonymize, bulk, home, search, session, sessions, tokens, trash
 
 app_name = "web"
 
@@ -17,6 +17,7 @@ urlpatterns = [
     path("sessions/<str:public_id>/similar", session.session_similar, name="similar"),
     path("sessions/<str:public_id>/export", session.session_export, name="export"),
     path("sessions/<str:public_id>/delete", session.session_delete, name="delete"),
+    path("sessions/<str:public_id>/anonymize", anonymize.session_anonymize, name="anonymize"),
     path("sessions/<str:public_id>/restore", trash.session_restore, name="restore"),
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
     path("search", search.search_page, name="search"),
