@@ -12,6 +12,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 from memoryapp.openapi import error
+from sessions.api.parsers import JSONParser
 from sessions.forget import anonymize
 from sessions.tasks import anonymize_project, poke_enrichment
 from teams.models import Role
@@ -33,8 +34,20 @@ _OPTIONS = {
 }
 
 
+class JsonBooleanField(serializers.BooleanField):
+    """true or false, as JSON says them: "yes" or 1 for an option that rewrites text
+    for good is more likely a mistake than a choice."""
+
+    default_error_messages = {"invalid": "Must be true or false (JSON), not {input!r}."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class AnonymizeRequestSerializer(serializers.Serializer):
-    dry_run = serializers.BooleanField(
+    dry_run = JsonBooleanField(
         default=True, help_text="only say what would change (the default); false applies it"
     )
 
@@ -43,7 +56,7 @@ class AnonymizeRequestSerializer(serializers.Serializer):
 
 
 for _name, _help in _OPTIONS.items():
-    AnonymizeRequestSerializer._declared_fields[_name] = serializers.BooleanField(
+    AnonymizeRequestSerializer._declared_fields[_name] = JsonBooleanField(
         default=True, help_text=_help
     )
 
@@ -102,10 +115,14 @@ def poke_after(outcome: anonymize.Outcome) -> anonymize.Outcome:
 class ProjectAnonymizeView(ScopedAPIView):
     """POST /api/v1/anonymize?project=team/project"""
 
+    parser_classes = [JSONParser]
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "project", OpenApiTypes.STR, required=True, description="'team/project' or id"
+                "project",
+                OpenApiTypes.STR,
+                description="'team/project' or id; may be left out by someone in one project",
             )
         ],
         request=AnonymizeRequestSerializer,
