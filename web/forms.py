@@ -179,42 +179,26 @@ class DeleteForm(forms.Form):
 class AnonymizeForm(forms.Form):
     """What anonymisation replaces (each on by default); ``confirm`` is asked on apply."""
 
-    remove_user_names = forms.BooleanField(
-        required=False, initial=True, label="People's names → User-1 …"
-    )
-    remove_project_names = forms.BooleanField(
-        required=False, initial=True, label="Team and project names → Project-A …"
-    )
-    remove_file_paths = forms.BooleanField(
-        required=False, initial=True, label="File paths → /path/…/file name"
-    )
-    remove_emails = forms.BooleanField(required=False, initial=True, label="E-mail addresses")
-    remove_phones = forms.BooleanField(required=False, initial=True, label="Phone numbers")
-    remove_ips = forms.BooleanField(required=False, initial=True, label="IP addresses")
-    replace_with_placeholders = forms.BooleanField(
-        required=False,
-        initial=True,
-        label="Numbered placeholders, the same across the project (off: [REMOVED])",
-    )
-    preserve_structure = forms.BooleanField(
-        required=False,
-        initial=True,
-        label="Keep timestamps, tool-call links and metadata (off: cleared)",
-    )
+    OPTIONS = {
+        "remove_user_names": "People's names → User-1 …",
+        "remove_project_names": "Team and project names → Project-A …",
+        "remove_file_paths": "File paths → /path/…/file name",
+        "remove_emails": "E-mail addresses",
+        "remove_phones": "Phone numbers",
+        "remove_ips": "IP addresses",
+        "replace_with_placeholders": "Numbered placeholders, the same across the project "
+        "(off: [REMOVED])",
+        "preserve_structure": "Keep timestamps, tool-call links and metadata (off: cleared)",
+    }
     confirm = forms.BooleanField(
         required=False, label="I understand the original text cannot be brought back"
     )
 
-    OPTIONS = (
-        "remove_user_names",
-        "remove_project_names",
-        "remove_file_paths",
-        "remove_emails",
-        "remove_phones",
-        "remove_ips",
-        "replace_with_placeholders",
-        "preserve_structure",
-    )
-
     def options(self) -> dict:
         return {name: self.cleaned_data[name] for name in self.OPTIONS}
+
+
+for _name, _label in AnonymizeForm.OPTIONS.items():
+    AnonymizeForm.base_fields[_name] = forms.BooleanField(
+        required=False, initial=True, label=_label
+    )

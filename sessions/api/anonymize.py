@@ -127,12 +127,12 @@ class ProjectAnonymizeView(ScopedAPIView):
         ],
         request=AnonymizeRequestSerializer,
         responses={200: AnonymizeOutcomeSerializer, 202: AnonymizeJobSerializer, 403: error(403)},
-        description="Anonymise every session of a project. With dry_run (the default), a "
-        "preview of its latest 200 sessions: what would change, and the placeholders. With "
-        "dry_run false, a background job (202) whose progress GET /api/v1/anonymize/{job} "
-        "reports. Admins of the project's team only.",
     )
     def post(self, request):
+        """Anonymise every session of a project. With dry_run (the default), a preview of
+        its latest 200 sessions: what would change, and the placeholders. With dry_run false,
+        a background job (202) whose progress GET /api/v1/anonymize/{job} reports. Admins of
+        the project's team only."""
         project = self.resolve_project(request.query_params.get("project"), role=Role.ADMIN)
         payload = read_request(request.data)
         if payload.validated_data["dry_run"]:

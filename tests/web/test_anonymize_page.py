@@ -6,19 +6,9 @@ import pytest
 from django.urls import reverse
 
 from sessions.models import Message, Pseudonym
+from web.forms import AnonymizeForm
 
 pytestmark = pytest.mark.django_db
-
-OPTIONS = [
-    "remove_user_names",
-    "remove_project_names",
-    "remove_file_paths",
-    "remove_emails",
-    "remove_phones",
-    "remove_ips",
-    "replace_with_placeholders",
-    "preserve_structure",
-]
 
 
 @pytest.fixture
@@ -43,7 +33,7 @@ def test_preview_then_apply_after_confirmation(admin_client, named):
     assert b"csrfmiddlewaretoken" in preview.content
 
     # Without the tick nothing is written, and the page says why.
-    form = {name: "on" for name in OPTIONS}
+    form = {name: "on" for name in AnonymizeForm.OPTIONS}
     refused = admin_client.post(url(named), {**form, "action": "apply"})
     assert refused.status_code == 200 and b"Tick this to apply" in refused.content
     assert "dana.ortiz" in Message.objects.get(session=named, seq=0).content
