@@ -10,6 +10,7 @@ import os
 from datetime import timedelta
 
 import dj_database_url
+import phonenumbers
 from celery.schedules import crontab
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
@@ -298,6 +299,14 @@ SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 60, minimum=5)
 SUMMARY_LLM_URL = env_str("SUMMARY_LLM_URL", "")
 SUMMARY_LLM_MODEL = env_str("SUMMARY_LLM_MODEL", "")
 SUMMARY_LLM_API_KEY = env_str("SUMMARY_LLM_API_KEY", "")
+# National phone numbers (without "+" and a country code) are read as numbers of this region
+# (an ISO 3166 code) when redaction or anonymisation looks for phone numbers.
+PHONE_DEFAULT_REGION = (env_str("PHONE_DEFAULT_REGION", "US") or "US").upper()
+if PHONE_DEFAULT_REGION not in phonenumbers.SUPPORTED_REGIONS | {"ZZ"}:
+    raise ImproperlyConfigured(
+        f"PHONE_DEFAULT_REGION={PHONE_DEFAULT_REGION!r} is not a region code (e.g. US, GB, "
+        "DE); ZZ finds only numbers written with + and a country code"
+    )
 
 CELERY_BEAT_SCHEDULE = {
     # Re-enqueue enrichment left pending (broker or worker outage, crashed task).

@@ -480,3 +480,28 @@ class DeletionRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_scope_display()} by {self.actor} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class Pseudonym(models.Model):
+    """The placeholder anonymisation gave a person, project name, e-mail address, phone
+    number or IP address in a project ("User-1", "Project-A", "[EMAIL-2]"), so later runs
+    give it the same one. Keyed by a keyed hash of the value: the value itself is not kept."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    kind = models.CharField(max_length=10)
+    digest = models.CharField(max_length=64)
+    label = models.CharField(max_length=40)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "kind", "digest"], name="pseudonym_project_digest_uniq"
+            ),
+            models.UniqueConstraint(
+                fields=["project", "kind", "label"], name="pseudonym_project_label_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.label}"

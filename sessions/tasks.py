@@ -15,13 +15,16 @@ import logging
 import time
 
 from celery import shared_task
+from celery.exceptions import Ignore
 from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 
 from sessions.enrich import pipeline
-from sessions.forget import access, archive, decay, retention
+from sessions.enrich.poke import poke_enrichment
+from sessions.forget import access, anonymize, archive, decay, retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
+from teams.models import Project
 
 logger = logging.getLogger(__name__)
 
@@ -142,3 +145,52 @@ def refresh_session_stats(session_id: int) -> dict | None:
         return None
     size = stats["size"] or 0
     return {"session_id": session_id, "message_count": stats["count"], "size_bytes": size}
+
+
+# A project of many thousands of sessions takes long: one task goes through all of them (its
+# names are read once, before the first session changes), well past the default time limit.
+ANONYMIZE_TIME_LIMIT = 6 * 3600
+PROGRESS_EVERY = 10  # sessions between two progress reports
+
+
+@shared_task(
+    name="sessions.tasks.anonymize_project",
+    bind=True,
+    ignore_result=False,
+    time_limit=ANONYMIZE_TIME_LIMIT,
+    soft_time_limit=ANONYMIZE_TIME_LIMIT - 60,
+)
+def anonymize_project(self, project_id: int, config: dict, user_id: int | None = None) -> dict:
+    """Anonymise a project's sessions one by one, reporting ``done`` of ``total`` as it goes
+    (``GET /api/v1/anonymize/{job}``). Running it again changes nothing more."""
+    from django.contrib.auth import get_user_model
+
+    project = Project.objects.select_related("team").filter(pk=project_id).first()
+    if project is None:
+        return {"project": project_id, "done": 0, "total": 0, "result": None}
+    by = get_user_model().objects.filter(pk=user_id).first() if user_id else None
+    meta = {"team": project.team_id, "project": project_id, "done": 0, "total": 0}
+
+    def progress(done: int, total: int) -> None:
+        meta.update(done=done, total=total)
+        if done % PROGRESS_EVERY == 0 or done == total:
+            self.update_state(state="PROGRESS", meta=meta)
+
+    try:
+        outcome = anonymize.anonymize_project(
+            project, anonymize.config_from(config), dry_run=False, by=by, progress=progress
+        )
+    except Exception as exc:
+        # Kept with the job's team, so its admins can read why (a plain failure keeps only
+        # the exception). Sessions done so far stay done; running it again goes on.
+        logger.exception("anonymising project %s failed", project)
+        self.update_state(
+            state="FAILED", meta={**meta, "error": f"{exc.__class__.__name__}: {exc}"}
+        )
+        raise Ignore() from exc
+    if outcome.left_to_embed:
+        poke_enrichment()
+    # The mapping and excerpts hold the names themselves: they stay out of the result store.
+    result = {k: v for k, v in outcome.as_dict().items() if k not in ("mapping", "excerpts")}
+    meta.update(done=outcome.sessions, total=outcome.sessions_in_scope)
+    return {**meta, "result": result}

@@ -27,6 +27,7 @@ PINNED_TASK_NAMES = {
     "sessions.tasks.flush_access",
     "sessions.tasks.update_decay",
     "sessions.tasks.archive_check",
+    "sessions.tasks.anonymize_project",
     "search.tasks.build_team_indexes",
     "search.tasks.warm_buffers",
 }

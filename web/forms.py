@@ -204,3 +204,31 @@ class RemoveMessageForm(forms.Form):
         ),
         help_text="Required: kept in the deletion record.",
     )
+
+
+class AnonymizeForm(forms.Form):
+    """What anonymisation replaces (each on by default); ``confirm`` is asked on apply."""
+
+    OPTIONS = {
+        "remove_user_names": "People's names → User-1 …",
+        "remove_project_names": "Team and project names → Project-A …",
+        "remove_file_paths": "File paths → /path/…/file name",
+        "remove_emails": "E-mail addresses",
+        "remove_phones": "Phone numbers",
+        "remove_ips": "IP addresses",
+        "replace_with_placeholders": "Numbered placeholders, the same across the project "
+        "(off: [REMOVED])",
+        "preserve_structure": "Keep timestamps, tool-call links and metadata (off: cleared)",
+    }
+    confirm = forms.BooleanField(
+        required=False, label="I understand the original text cannot be brought back"
+    )
+
+    def options(self) -> dict:
+        return {name: self.cleaned_data[name] for name in self.OPTIONS}
+
+
+for _name, _label in AnonymizeForm.OPTIONS.items():
+    AnonymizeForm.base_fields[_name] = forms.BooleanField(
+        required=False, initial=True, label=_label
+    )

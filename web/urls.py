@@ -1,6 +1,17 @@
 from django.urls import path
 
-from web.views import bulk, deletions, home, removal, search, session, sessions, tokens, trash
+from web.views import (
+    anonymize,
+    bulk,
+    deletions,
+    home,
+    removal,
+    search,
+    session,
+    sessions,
+    tokens,
+    trash,
+)
 
 app_name = "web"
 
@@ -23,6 +34,7 @@ urlpatterns = [
     path("sessions/<str:public_id>/export", session.session_export, name="export"),
     path("sessions/<str:public_id>/delete", session.session_delete, name="delete"),
     path("sessions/<str:public_id>/messages/<int:seq>/pin", session.message_pin, name="pin"),
+    path("sessions/<str:public_id>/anonymize", anonymize.session_anonymize, name="anonymize"),
     path("sessions/<str:public_id>/restore", trash.session_restore, name="restore"),
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
     path("search", search.search_page, name="search"),

@@ -1,6 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+from sessions.api.anonymize import AnonymizeJobView, ProjectAnonymizeView
 from sessions.api.deletions import DeletionRecordViewSet
 from sessions.api.retention import RetentionView
 from sessions.api.views import EventsView, ImportView, PipelineView, SessionViewSet
@@ -14,5 +15,7 @@ urlpatterns = [
     path("events", EventsView.as_view(), name="events"),
     path("pipeline", PipelineView.as_view(), name="pipeline"),
     path("retention", RetentionView.as_view(), name="retention"),
+    path("anonymize", ProjectAnonymizeView.as_view(), name="anonymize"),
+    path("anonymize/<str:job>", AnonymizeJobView.as_view(), name="anonymize-job"),
     *router.urls,
 ]

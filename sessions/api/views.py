@@ -23,6 +23,12 @@ from rest_framework.response import Response
 
 from memoryapp.openapi import error
 from search.api.views import SessionNotFound, SessionSearchActions
+from sessions.api.anonymize import (
+    AnonymizeOutcomeSerializer,
+    AnonymizeRequestSerializer,
+    poke_after,
+    read_request,
+)
 from sessions.api.deletions import DeletionActions
 from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
@@ -53,6 +59,7 @@ from sessions.capture.service import capture_session, capture_sessions
 from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
 from sessions.filters import FiltersSerializer
 from sessions.forget.access import opened, record_access
+from sessions.forget.anonymize import anonymize_session, start_run
 from sessions.forget.archive import unarchive
 from sessions.forget.compaction import compact_on_request, set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
@@ -236,6 +243,23 @@ class SessionViewSet(
                     f"(it is {session.lifecycle})"
                 )
         return Response(SessionSerializer(session).data)
+
+    @extend_schema(
+        request=AnonymizeRequestSerializer,
+        responses={200: AnonymizeOutcomeSerializer, 403: error(403)},
+        description="Replace people's names, project names, file paths, e-mail addresses, "
+        "phone numbers and IP addresses in the session by placeholders (the same ones across "
+        "its project). With dry_run (the default), only say what would change. Admins only.",
+    )
+    @action(detail=True, methods=["post"])
+    def anonymize(self, request, id=None):
+        session = self.get_object()
+        self.require(Role.ADMIN, session.team_id)
+        payload = read_request(request.data)
+        dry_run = payload.validated_data["dry_run"]
+        run = start_run(session.project, payload.config(), dry_run=dry_run)
+        outcome = poke_after(anonymize_session(session, run, by=request.user))
+        return Response(AnonymizeOutcomeSerializer(outcome.as_dict()).data)
 
     @extend_schema(
         methods=["GET"],

@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from sessions.capture.personal_data import find_emails, find_phones, replace_found
 from sessions.capture.sanitize import clean_json
 
 MARK = "[REDACTED:{}]"
@@ -409,4 +411,43 @@ def _redact_secret_value(key: str, item: Any) -> tuple[str, int] | None:
     return (redacted, n) if n else (_mark(_kind_of_key(key)), 1)
 
 
-__all__ = ["MARK", "is_secret_key", "redact", "redact_json"]
+# --- personal contact data, by project switch ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class RedactionPolicy:
+    """What a project redacts before storing messages: secrets, e-mail addresses (as
+    ``[REDACTED:email]``), phone numbers (``[REDACTED:phone]``); each its own switch."""
+
+    secrets: bool = True
+    emails: bool = False
+    phones: bool = False
+
+    @classmethod
+    def of(cls, project) -> RedactionPolicy:
+        return cls(project.redact_secrets, project.redact_emails, project.redact_phones)
+
+    def __bool__(self) -> bool:
+        return self.secrets or self.emails or self.phones
+
+    def text(self, text: str) -> tuple[str, int]:
+        total = 0
+        if self.secrets:
+            text, total = redact(text)
+        # After secrets: "postgres://user:pass@host" has lost its password, not become an
+        # e-mail address.
+        for on, find, kind in (
+            (self.emails, find_emails, "email"),
+            (self.phones, find_phones, "phone"),
+        ):
+            if on and text:
+                found, mark = find(text), _mark(kind)
+                text = replace_found(text, found, lambda _span: mark)  # noqa: B023 (used at once)
+                total += len(found)
+        return text, total
+
+    def json(self, value: Any) -> tuple[Any, int]:
+        return clean_json(value, self.text, member=_redact_secret_value if self.secrets else None)
+
+
+__all__ = ["MARK", "RedactionPolicy", "is_secret_key", "redact", "redact_json"]

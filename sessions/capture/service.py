@@ -36,7 +36,7 @@ from django.utils import timezone
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import index_context
 from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wants_compaction
-from sessions.capture.redaction import redact, redact_json
+from sessions.capture.redaction import RedactionPolicy
 from sessions.capture.sanitize import clean_json, clean_text
 from sessions.embedding.tokens import count_tokens
 from sessions.forget.archive import requeue_unembedded
@@ -300,12 +300,13 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
         return
 
     rows = []
+    redaction = RedactionPolicy.of(project)
     for message in fresh:
         content, nul_removed = clean_text(message.content)
         metadata, nul_in_metadata = clean_json(message.metadata or {})
-        if project.redact_secrets:
-            content, hidden = redact(content)
-            metadata, hidden_in_metadata = redact_json(metadata)
+        if redaction:
+            content, hidden = redaction.text(content)
+            metadata, hidden_in_metadata = redaction.json(metadata)
             result.redactions += hidden + hidden_in_metadata
             if hidden or hidden_in_metadata:
                 metadata = {**metadata, "redactions": hidden + hidden_in_metadata}
@@ -423,5 +424,5 @@ def _after_commit(results: list[CaptureResult]) -> None:
                 result.session.public_id,
                 len(result.added),
                 f", {result.duplicates} duplicate(s) skipped" if result.duplicates else "",
-                f", {result.redactions} secret(s) redacted" if result.redactions else "",
+                f", {result.redactions} value(s) redacted" if result.redactions else "",
             )

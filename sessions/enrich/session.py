@@ -66,6 +66,9 @@ def enrich_session(session: Session) -> None:
     if new:
         to_create, to_update, key_entities = _entity_changes(session, new)
         fields.update(_summary_fields(session, new, key_entities))
+    elif session.summary and session.embedding is None:
+        # The summary was rewritten (anonymised): its vector is made again.
+        fields.update(embedding=embed([session.summary])[0], embedding_model=model_name())
     with transaction.atomic():
         through = (
             Session.objects.filter(pk=session.pk)

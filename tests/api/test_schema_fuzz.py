@@ -50,6 +50,7 @@ RULES_BEYOND_THE_SCHEMA = {
     # The uploaded file is read by its format's importer: detail, line and field say where.
     "POST /api/v1/import": {"project", "file", "detail", "line", "field"},
     "POST /api/v1/events": {"project", "detail", "line", "field"},
+    "POST /api/v1/anonymize": {"project"},
 }
 
 schema = load_schema()
