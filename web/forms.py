@@ -21,8 +21,9 @@ MAX_SEARCH_PAGE = MAX_LIMIT // SEARCH_PAGE_SIZE
 
 # Every filter of the vocabulary, in the order the pages show them.
 FILTER_INPUTS = (
-    "agent", "workflow", "status", "lifecycle", "source_format", "started_after",
-    "started_before", "ended_after", "ended_before", "topic", "entity_type", "entity", "role",
+    "agent", "workflow", "person", "status", "lifecycle", "min_priority", "source_format",
+    "started_after", "started_before", "ended_after", "ended_before", "topic", "entity_type",
+    "entity", "role",
 )  # fmt: skip
 LABELS = {
     "source_format": "Source",
@@ -32,6 +33,7 @@ LABELS = {
     "ended_before": "Ended by",
     "entity_type": "Entity type",
     "role": "Speaker",
+    "min_priority": "Priority at least",
 }
 PLACEHOLDERS = {"entity": "src/auth.py"}
 
@@ -66,6 +68,11 @@ def filter_input(name: str) -> forms.Field:
         return forms.DateField(
             required=False, label=label, widget=forms.DateInput(attrs={"type": "date"})
         )
+    if isinstance(field, serializers.FloatField):  # the decay priority, 0..1
+        widget = forms.NumberInput(
+            attrs={"min": field.min_value, "max": field.max_value, "step": "0.05"}
+        )
+        return forms.CharField(required=False, label=label, widget=widget)
     attrs = {"maxlength": field.max_length}
     if name in PLACEHOLDERS:
         attrs["placeholder"] = PLACEHOLDERS[name]

@@ -64,7 +64,13 @@ from sessions.forget.archive import unarchive
 from sessions.forget.compaction import compact_on_request, set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
-from sessions.forget.lifecycle import LifecycleConflict, purge, restore, soft_delete
+from sessions.forget.lifecycle import (
+    ALIVE_STATE,
+    LifecycleConflict,
+    purge,
+    restore,
+    soft_delete,
+)
 from sessions.forget.size import size_breakdown
 from sessions.models import Message, Session
 from teams.models import Role, TokenPermission
@@ -240,7 +246,8 @@ class SessionViewSet(
             if not unarchive(session):
                 raise LifecycleConflict(
                     f"session {session.public_id} is neither in the trash nor archived "
-                    f"(it is {session.lifecycle})"
+                    f"(it is {session.lifecycle})",
+                    {**ALIVE_STATE, "lifecycle": session.lifecycle},
                 )
         return Response(SessionSerializer(session).data)
 

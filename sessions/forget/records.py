@@ -41,7 +41,7 @@ def criteria_of(filters) -> dict:
     criteria = {}
     for field in fields(filters):
         value = getattr(filters, field.name)
-        if value in (None, "", ()):
+        if value in (None, "", ()) or value is False:  # not set
             continue
         if isinstance(value, datetime | date):
             value = value.isoformat()

@@ -53,6 +53,8 @@ def populate(team) -> dict[str, Session]:
             title="review",
             agent_name="coder",
             workflow="review",
+            user_name="alice",
+            decay_priority=0.9,
             topics=["auth"],
             started_at=at("2025-01-10"),
             ended_at=at("2025-01-10", 13),
@@ -65,6 +67,8 @@ def populate(team) -> dict[str, Session]:
             agent_name="architect",
             status="error",
             lifecycle="idle",
+            user_name="bob",
+            decay_priority=0.2,
             source_format="claude_code",
             topics=["deploy"],
             started_at=at("2025-02-10"),
@@ -78,6 +82,8 @@ def populate(team) -> dict[str, Session]:
             workflow="security",
             status="interrupted",
             lifecycle="archived",
+            user_name="alice",
+            decay_priority=0.5,
             source_format="plain_text",
             topics=["auth", "db"],
             started_at=at("2025-03-10"),
@@ -160,6 +166,8 @@ FILTER_CASES = [
     ({}, {"review", "deploy", "security", "side"}),
     ({"agent": " Coder "}, {"review", "security"}),
     ({"workflow": "review"}, {"review"}),
+    ({"person": "alice"}, {"review", "security"}),
+    ({"min_priority": "0.5"}, {"review", "security", "side"}),
     ({"role": "tool"}, {"deploy"}),
     ({"role": "system"}, {"security"}),
     ({"status": "error"}, {"deploy"}),
@@ -222,6 +230,8 @@ def test_a_project_narrows_every_path_alike(world):
         ({"agent": "x" * 65}, "agent"),
         ({"topic": "x" * 65}, "topic"),
         ({"entity": "x" * 501}, "entity"),
+        ({"min_priority": "1.5"}, "min_priority"),
+        ({"person": "x" * 201}, "person"),
         ({"started_after": "2025-03-01", "started_before": "2025-02-01"}, "started_before"),
         ({"ended_after": "2025-03-01", "ended_before": "2025-02-01"}, "ended_before"),
     ],
@@ -232,7 +242,10 @@ def test_bad_input_names_the_same_field_everywhere(world, params, field):
     for url in ("/api/v1/sessions", "/api/v1/search"):
         response = client.get(url, params)
         assert response.status_code == 400, (url, response.content)
-        assert list(response.json()) == [field], url
+        body = response.json()
+        # The session list's code is a validation error's; search's an invalid query's.
+        assert body.pop("code") == ("MEM_E100" if url == "/api/v1/sessions" else "MEM_E004")
+        assert list(body) == [field], url
     for url in ("/sessions", "/search"):
         response = client.get(url, params)
         assert response.status_code == 200

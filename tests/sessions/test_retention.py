@@ -268,5 +268,5 @@ def test_a_session_trashed_by_someone_meanwhile_is_not_moved_again(monkeypatch):
     assert summary["sessions"] == 1
     first.refresh_from_db()
     assert first.delete_reason == "by hand"
-    record = DeletionRecord.objects.get(project=project)
+    record = DeletionRecord.objects.get(project=project, scope="retention")
     assert record.session_ids == [second.public_id]
