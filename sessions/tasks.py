@@ -20,7 +20,7 @@ from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 
 from sessions.enrich import pipeline
-from sessions.enrich.poke import poke_enrichment
+from sessions.enrich.poke import more_work_arrived, poke_enrichment
 from sessions.forget import access, anonymize, archive, decay, retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
@@ -48,6 +48,8 @@ def embed_pending() -> int:
         claimed = pipeline.embed_pending_messages()
         total += claimed
         if not claimed:
+            if more_work_arrived():  # a capture committed after that claim: look again
+                continue
             enrich_sessions.delay()
             return total
     embed_pending.delay()  # more to do: continue in a fresh task

@@ -6,6 +6,13 @@ pending, at most once a second. It must never make the request wait for the brok
 goes through ``QuickBroker`` (short timeouts, a pause after a failure). Nothing is lost when
 it fails: the beat sweeper pokes every minute. The task is named, not imported, so this
 module stays below ``sessions.tasks``.
+
+No poke is lost to the throttle: a poke first marks that work arrived (``DIRTY_KEY``), then
+sends a task only if none was sent in the last second (``POKE_KEY``). An embedding task that
+finds nothing left calls ``more_work_arrived`` before it stops: it drops the throttle (so the
+next poke sends a task) and takes the mark (so work whose poke was throttled while the task
+ran is claimed by it now). A capture that commits after the task's last claim either marked
+before that call — the task looks again — or pokes after it, past the dropped throttle.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from contextlib import suppress
 from memoryapp.quick_broker import BrokerUnavailable, QuickBroker
 
 POKE_KEY = "memoryapp:enrichment-poke"
+DIRTY_KEY = "memoryapp:enrichment-arrived"
 POKE_EVERY_MS = 1000
 EMBED_TASK = "sessions.tasks.embed_pending"
 POKES = QuickBroker("enrichment pokes")
@@ -26,8 +34,29 @@ def poke_enrichment() -> None:
     from memoryapp.celery import app
 
     def poke(conn) -> None:
-        if conn.default_channel.client.set(POKE_KEY, 1, nx=True, px=POKE_EVERY_MS):
+        pipe = conn.default_channel.client.pipeline(transaction=False)
+        pipe.set(DIRTY_KEY, 1)
+        pipe.set(POKE_KEY, 1, nx=True, px=POKE_EVERY_MS)
+        if pipe.execute()[1]:
             app.send_task(EMBED_TASK, connection=conn, retry=False)
 
     with suppress(BrokerUnavailable):  # the data is safe in PostgreSQL
         POKES.run(poke)
+
+
+def more_work_arrived() -> bool:
+    """For an embedding task that found nothing to do, before it stops: True when a poke came
+    since it last looked (it should claim again). Drops the throttle first, so a poke after
+    this call sends a new task. With the broker down, False: the sweeper covers it."""
+
+    def look(conn) -> bool:
+        pipe = conn.default_channel.client.pipeline(transaction=True)
+        pipe.delete(POKE_KEY)
+        pipe.get(DIRTY_KEY)
+        pipe.delete(DIRTY_KEY)
+        return pipe.execute()[1] is not None
+
+    try:
+        return POKES.run(look)
+    except BrokerUnavailable:
+        return False

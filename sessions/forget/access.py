@@ -7,7 +7,8 @@ minute the beat task ``flush_access`` takes both keys atomically (read and delet
 MULTI, so reads arriving meanwhile land in fresh keys and no read is counted twice) and
 writes them with one ``UPDATE … FROM (VALUES …)`` per batch, in session id order: reads
 added to ``access_count``, ``last_accessed_at`` and ``last_active_at`` moved forward, the
-decay priority recomputed, and idle or decaying sessions made active again. (An archived
+decay priority recomputed, and idle or decaying sessions made active again (not in the
+trash: the lifecycle leaves trashed sessions alone). (An archived
 session is restored when it is opened, not by a count: ``archive.unarchive``.)
 
 A write per read would contend for the session row with captures and the embedding worker;
@@ -146,7 +147,8 @@ UPDATE agent_sessions_session s SET
     access_count = s.access_count + v.n,
     last_accessed_at = {READ_AT},
     last_active_at = greatest(coalesce(s.last_active_at, v.at), v.at),
-    lifecycle = CASE WHEN s.lifecycle IN ('idle', 'decaying') THEN 'active' ELSE s.lifecycle END,
+    lifecycle = CASE WHEN s.lifecycle IN ('idle', 'decaying') AND s.deleted_at IS NULL
+        THEN 'active' ELSE s.lifecycle END,
     decay_priority = {
     priority_sql(
         accessed=READ_AT,
