@@ -56,7 +56,7 @@ TABLES = ("agent_sessions_session", "agent_sessions_message", "agent_sessions_me
 # The daily run, step by step, as the beat schedule runs it: (label, task).
 DAILY_RUN = (
     ("decay", "sessions.tasks.update_decay"),
-    ("lifecycle", "sessions.tasks.advance_lifecycle"),
+    ("lifecycle", "sessions.tasks.archive_check"),
     ("retention", "sessions.tasks.enforce_retention"),
     ("purge", "sessions.tasks.purge_trash"),
 )
@@ -87,10 +87,11 @@ def daily_run() -> dict:
         [sys.executable, "-c", CHILD, json.dumps(DAILY_RUN)],
         cwd=REPO_ROOT,
         env=env,
-        check=True,
         capture_output=True,
         text=True,
     )
+    if out.returncode:
+        raise SystemExit(f"the daily run failed:\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["wall_s"] = time.perf_counter() - started
     return result

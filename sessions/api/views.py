@@ -256,7 +256,8 @@ class SessionViewSet(
         responses={200: AnonymizeOutcomeSerializer, 403: error(403)},
         description="Replace people's names, project names, file paths, e-mail addresses, "
         "phone numbers and IP addresses in the session by placeholders (the same ones across "
-        "its project). With dry_run (the default), only say what would change. Admins only.",
+        "its project). With dry_run (the default), only say what would change. Admins, or a "
+        "token with the delete permission.",
     )
     @action(detail=True, methods=["post"])
     def anonymize(self, request, id=None):

@@ -107,6 +107,11 @@ def remove_message(session: Session, seq: int, *, by, reason: str = "") -> Remov
         if message.removed_at is not None:
             raise MessageAlreadyRemoved(locked, message)
         size = len(message.content.encode())
+        # A title taken from this message (captures name a session by its first line) goes
+        # with it.
+        title_stem = locked.title.rstrip("…").strip()
+        if title_stem and title_stem in message.content:
+            Session.objects.filter(pk=locked.pk).update(title="")
         _tombstone(message, by)
         _forget_derived(locked, message)
         Session.objects.filter(pk=locked.pk).update(

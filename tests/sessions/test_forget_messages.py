@@ -151,3 +151,21 @@ def test_an_enrichment_that_read_the_message_before_it_was_removed_writes_nothin
     enrich_everything(session)
     assert rows_holding(WORD) == {}
     assert Entity.objects.filter(session=session, normalized="src/app/config.py").exists()
+
+
+def test_a_title_taken_from_the_removed_message_goes_with_it(user):
+    project = ProjectFactory()
+    parsed = ParsedSession(
+        source_format="api",
+        agent_name="coder",
+        messages=[
+            ParsedMessage(role="user", content="Call Alice on 555-0100 about qwertzium"),
+            ParsedMessage(role="assistant", content="Noted."),
+        ],
+    )
+    session = capture_session(project, parsed).session
+    assert "qwertzium" in session.title  # named by its first line
+    remove_message(session, 0, by=user, reason="a phone number")
+    session.refresh_from_db()
+    assert session.title == ""
+    assert not rows_holding("qwertzium")
