@@ -13,20 +13,24 @@ days, archived after ``ARCHIVE_DAYS`` (73: ~80 % of the sessions are older); eve
 project keeps sessions ``RETENTION_DAYS`` (300: ~18 % of its sessions are older), with a
 trash period of 30 days.
 
-**Steps**, in one run so that the figures compare on the same (shared, noisy) machine:
+**Steps**, in one run so that the figures compare on the same (shared, noisy) machine; each
+figure is printed as soon as it is measured:
 
 1. hybrid search through the API with each team's token (LoCoMo questions, round robin over
    the teams; warm-up rounds first, untimed): p50/p95 *before*;
-2. the size of messages, chunks and their indexes (``pg_total_relation_size``);
+2. the size of sessions, messages, chunks and the chunks' HNSW index
+   (``pg_total_relation_size``);
 3. the daily run — decay, lifecycle (archiving), retention, trash purge — in a child process,
-   as the worker runs it: each step's wall time and the process's peak memory (RSS); then the
-   same run again at once (it must find nothing to do);
-4. ``VACUUM`` (what autovacuum does next; archived chunks' space becomes reusable), sizes
-   again, and the same searches *after*; ``--vacuum-full`` also rewrites the tables (space
-   back to the operating system) and reports the sizes after that.
+   as the worker runs it: each step's wall time and the process's peak memory (RSS);
+4. the same searches *after*, at once (what users meet the morning after; autovacuum has
+   not run yet), then the daily run again (it must find nothing to do);
+5. reclaiming the space: ``REINDEX INDEX CONCURRENTLY`` of the chunks' HNSW index, then
+   ``VACUUM`` (a plain VACUUM first would repair the HNSW graph around every deleted vector,
+   which after archiving most of them takes far longer than rebuilding it: it ran for over
+   15 minutes here before it was cancelled), and the sizes after.
 
     .venv/bin/python bench/forget_policies.py [--messages 1000000] [--teams 100]
-        [--queries 200] [--warmup 2] [--keep DIR] [--vacuum-full]
+        [--queries 200] [--warmup 2] [--keep DIR] [--load-only]
 
 ``--keep DIR`` loads the data into DIR (ahead of time with ``--load-only``); a run uses it up
 (archiving and retention change it), so the run after that loads it again. Check at small
@@ -52,6 +56,7 @@ SESSION_MESSAGES = (5, 18)
 ARCHIVE_DAYS = 73
 RETENTION_DAYS = 300
 TABLES = ("agent_sessions_session", "agent_sessions_message", "agent_sessions_messagechunk")
+RELATIONS = (*TABLES, "chunk_embedding_hnsw")
 
 # The daily run, step by step, as the beat schedule runs it: (label, task).
 DAILY_RUN = (
@@ -133,18 +138,18 @@ def sizes() -> dict[str, int]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT relname, pg_total_relation_size(oid) FROM pg_class WHERE relname = ANY(%s)",
-            [list(TABLES)],
+            [list(RELATIONS)],
         )
         return dict(cursor.fetchall())
 
 
-def vacuum(full: bool = False) -> float:
+def vacuum() -> float:
     from django.db import connection
 
     started = time.perf_counter()
     with connection.cursor() as cursor:
         for table in TABLES:
-            cursor.execute(f"VACUUM ({'FULL, ' if full else ''}ANALYZE) {table}")
+            cursor.execute(f"VACUUM (ANALYZE) {table}")
     return time.perf_counter() - started
 
 
@@ -178,9 +183,6 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed rounds over the teams")
     parser.add_argument("--keep", type=Path, help="database folder to reuse")
     parser.add_argument(
-        "--vacuum-full", action="store_true", help="also VACUUM FULL and report sizes after it"
-    )
-    parser.add_argument(
         "--load-only", action="store_true", help="load the data into --keep, then stop"
     )
     args = parser.parse_args()
@@ -208,52 +210,67 @@ def main() -> None:
             projects, search_speed.team_sizes(args.messages, args.teams, args.sizes)
         )
         queries = search_speed.questions()[: args.queries]
-        load = [os.getloadavg()[0]]
-        print("searches before …", flush=True)
+        print(f"load average {os.getloadavg()[0]:.1f}; searches before …", flush=True)
         before = timed_searches(teams, queries, args.warmup)
+        report("search before", summary(before))
         size_before = sizes()
-        print("the daily run …", flush=True)
+        report("sizes before", sizes_line(size_before))
         first = daily_run()
-        print("the daily run again …", flush=True)
-        second = daily_run()
-        vacuum_s = vacuum()
-        size_after = sizes()
-        print("searches after …", flush=True)
+        report("daily run", daily_line(first))
         after = timed_searches(teams, queries, args.warmup)
-        load.append(os.getloadavg()[0])
-        size_full = None
-        if args.vacuum_full:
-            print("VACUUM FULL …", flush=True)
-            vacuum(full=True)
-            size_full = sizes()
-
-    print("\n## Forgetting by policy at scale\n")
-    print(f"{clocks['sessions']:,} sessions, {args.messages:,} messages, {args.teams} teams")
-    print(f"load average {load[0]:.1f} before, {load[1]:.1f} after the searches\n")
-    for label, run in (("first", first), ("second", second)):
-        steps = ", ".join(
-            f"{name} {step['seconds']:.1f} s ({step['result']})"
-            for name, step in run["steps"].items()
-        )
-        print(
-            f"- daily run, {label}: {run['wall_s']:.1f} s in all (process start included); "
-            f"{steps}; peak RSS {run['rss_peak_kb'] / 1024:.0f} MB "
-            f"({run['rss_start_kb'] / 1024:.0f} MB after start-up)"
-        )
-    print(f"- VACUUM after it: {vacuum_s:.1f} s")
-    print(f"- search before: {summary(before)}; after: {summary(after)}")
-    ratio = percentile(after, 0.95) / percentile(before, 0.95)
-    print(f"- p95 after / before: {ratio:.2f}")
-    for table in TABLES:
-        line = f"- {table}: {megabytes(size_before[table])} before, "
-        line += f"{megabytes(size_after[table])} after VACUUM"
-        if size_full:
-            line += f", {megabytes(size_full[table])} after VACUUM FULL"
-        print(line)
+        report("search after", summary(after))
+        ratio = percentile(after, 0.95) / percentile(before, 0.95)
+        report("p95 after / before", f"{ratio:.2f}")
+        report("sizes after the run", sizes_line(sizes()))
+        report("daily run again", daily_line(daily_run()))
+        reindex_s = reindex()
+        vacuum_s = vacuum()
+        report("REINDEX CONCURRENTLY of the HNSW index", f"{reindex_s:.0f} s")
+        report("VACUUM (ANALYZE) after it", f"{vacuum_s:.0f} s")
+        size_after = sizes()
+        report("sizes after reclaiming", sizes_line(size_after))
+        saved = sum(size_before.values()) - sum(size_after.values())
+        report("disk freed", f"{megabytes(saved)} ({saved / sum(size_before.values()):.0%})")
+        print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     if not args.keep:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def report(label: str, text: str) -> None:
+    print(f"- {label}: {text}", flush=True)
+
+
+def sizes_line(measured: dict[str, int]) -> str:
+    return ", ".join(f"{name} {megabytes(measured[name])}" for name in RELATIONS)
+
+
+def daily_line(run: dict) -> str:
+    steps = ", ".join(
+        f"{name} {step['seconds']:.1f} s ({brief(step['result'])})"
+        for name, step in run["steps"].items()
+    )
+    return (
+        f"{run['wall_s']:.1f} s in all (process start included); {steps}; peak RSS "
+        f"{run['rss_peak_kb'] / 1024:.0f} MB ({run['rss_start_kb'] / 1024:.0f} MB after start-up)"
+    )
+
+
+def brief(result) -> str:
+    """A task's summary without its per-project list."""
+    if isinstance(result, dict):
+        result = {k: v for k, v in result.items() if not isinstance(v, list)}
+    return str(result)
+
+
+def reindex() -> float:
+    from django.db import connection
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX INDEX CONCURRENTLY chunk_embedding_hnsw")
+    return time.perf_counter() - started
 
 
 if __name__ == "__main__":
