@@ -16,14 +16,9 @@ from sessions.forget.anonymize import AnonymizationConfig, anonymize_session, st
 from sessions.models import Message, MessageChunk, Pseudonym, Session
 from sessions.tasks import poke_enrichment, sweep
 from teams.models import ApiToken, Role
+from tests.clients import client_for
 from tests.factories import MembershipFactory, MessageFactory, ProjectFactory, SessionFactory
 from tests.waiting import wait_for
-
-
-def client_for(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture

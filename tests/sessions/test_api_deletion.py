@@ -11,15 +11,10 @@ from rest_framework.test import APIClient
 from sessions.api import deletions as deletion_views
 from sessions.models import DeletionRecord, Message, Session
 from teams.models import ApiToken, Role
+from tests.clients import client_for
 from tests.factories import MembershipFactory, MessageFactory, ProjectFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture

@@ -5,20 +5,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import yaml
-from rest_framework.test import APIClient
 
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import Entity, Message, Session
 from teams.models import Role
+from tests.clients import client_for
 from tests.factories import MembershipFactory, MessageFactory, ProjectFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture

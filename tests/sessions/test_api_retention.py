@@ -8,23 +8,14 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from sessions.models import Session
 from teams.models import ApiToken, Role, TokenPermission
+from tests.clients import client_for
 from tests.factories import MembershipFactory, ProjectFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/retention"
-
-
-def client_for(user=None, token: str | None = None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    if token is not None:
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return client
 
 
 @pytest.fixture
