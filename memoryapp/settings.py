@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "teams",
     "sessions.apps.AgentSessionsConfig",
     "search",
+    "memories",
     "web",
 ]
 
@@ -312,6 +313,12 @@ CELERY_BEAT_SCHEDULE = {
     # Re-enqueue enrichment left pending (broker or worker outage, crashed task).
     "sweep-enrichment": {
         "task": "sessions.tasks.sweep",
+        "schedule": SWEEP_INTERVAL_SECONDS,
+        "options": {"expires": SWEEP_INTERVAL_SECONDS},
+    },
+    # Extraction of memories left pending or failed (memories/enrich/run.py).
+    "sweep-memories": {
+        "task": "memories.tasks.sweep",
         "schedule": SWEEP_INTERVAL_SECONDS,
         "options": {"expires": SWEEP_INTERVAL_SECONDS},
     },

@@ -18,12 +18,14 @@ from celery import shared_task
 from celery.exceptions import Ignore
 from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
+from django.utils import timezone
 
 from sessions.enrich import pipeline
 from sessions.enrich.poke import more_work_arrived, poke_enrichment
 from sessions.forget import access, anonymize, archive, decay, retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
+from sessions.signals import decay_due
 from teams.models import Project
 
 logger = logging.getLogger(__name__)
@@ -122,8 +124,12 @@ def flush_access() -> int:
 
 @shared_task(name="sessions.tasks.update_decay", ignore_result=True, **RETRYING)
 def update_decay() -> int:
-    """Beat, every 6 hours: recompute every live session's decay priority."""
-    return decay.update_priorities()
+    """Beat, every 6 hours: recompute every live session's decay priority, then every
+    other decaying row's (memories listen to ``decay_due``)."""
+    now = timezone.now()
+    changed = decay.update_priorities(now)
+    decay_due.send(sender=Session, now=now)
+    return changed
 
 
 @shared_task(name="sessions.tasks.archive_check", ignore_result=True, **RETRYING)

@@ -13,7 +13,15 @@ from django.conf import settings
 
 from memoryapp.celery import app
 
-PACKAGES = ("memoryapp", "memoryapp_client", "search", "sessions", "teams", "web")
+PACKAGES = (
+    "memoryapp",
+    "memoryapp_client",
+    "memories",
+    "search",
+    "sessions",
+    "teams",
+    "web",
+)
 
 # Messages already queued in Redis, and the beat schedule, name tasks by these strings: a
 # task whose name changed would leave them unrunnable ("Received unregistered task").
@@ -30,6 +38,8 @@ PINNED_TASK_NAMES = {
     "sessions.tasks.anonymize_project",
     "search.tasks.build_team_indexes",
     "search.tasks.warm_buffers",
+    "memories.tasks.extract_pending",
+    "memories.tasks.sweep",
 }
 
 
@@ -101,3 +111,16 @@ def test_the_beat_schedule_names_registered_tasks():
     app.loader.import_default_modules()
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["task"] in app.tasks
+
+
+def test_sessions_and_search_stand_below_memories(import_graph):
+    """Memories stand on sessions and search, never the other way round: those apps tell
+    memories what happened through signals (sessions/signals.py)."""
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph.items()
+        if module.split(".")[0] in ("sessions", "search", "teams")
+        for target in targets
+        if target.split(".")[0] == "memories"
+    )
+    assert not upward, "imports of memories from below:\n" + "\n".join(upward)

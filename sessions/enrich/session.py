@@ -19,6 +19,7 @@ from sessions.enrich.entities import extract_session
 from sessions.enrich.summary import summarize_progressively, summarize_with_fallback
 from sessions.enrich.topics import derive_topics
 from sessions.models import EnrichmentStatus, Entity, Message, Session
+from sessions.signals import session_enriched
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +91,12 @@ def enrich_session(session: Session) -> None:
         fields["enrichment_status"] = EnrichmentStatus.PENDING if more else EnrichmentStatus.DONE
         Session.objects.filter(pk=session.pk).update(**fields)
     if new:
+        through_seq, team_id = new[-1].seq, session.team_id
+        transaction.on_commit(
+            lambda: session_enriched.send(
+                sender=Session, session_id=session.pk, team_id=team_id, through_seq=through_seq
+            )
+        )
         logger.info(
             "enriched session %s through message %d (%d new)",
             session.public_id,

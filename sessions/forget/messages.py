@@ -47,6 +47,7 @@ from sessions.models import (
     MessageChunk,
     Session,
 )
+from sessions.signals import message_removed
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +115,7 @@ def remove_message(session: Session, seq: int, *, by, reason: str = "") -> Remov
             Session.objects.filter(pk=locked.pk).update(title="")
         _tombstone(message, by)
         _forget_derived(locked, message)
+        message_removed.send(sender=Message, message_id=message.pk, session_id=locked.pk)
         Session.objects.filter(pk=locked.pk).update(
             size_bytes=Greatest(F("size_bytes") - size, Value(0))
         )

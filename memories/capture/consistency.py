@@ -1,0 +1,101 @@
+"""Keeping memories consistent (issue 17 §3): a restatement merges, a contradiction supersedes.
+
+- **Restated**: an active memory of the same type in the project with the same words
+  (fingerprint), or nearly the same meaning (cosine similarity ≥ ``MERGE_SIMILARITY``)
+  and the same polarity, and no other topic. The new one is folded into it.
+- **Contradicted**: an active memory of the same type and the same ``topic`` key (a changed
+  preference, a reversed decision), or one close in meaning (≥ ``CONFLICT_SIMILARITY``)
+  whose polarity differs or that the new text says it replaces ("instead", "no longer",
+  "switch to"). The new memory supersedes it; the old one stays as history.
+
+Only decisions, preferences, facts and agent states can contradict: two findings about
+the same thing are two findings.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pgvector.django import CosineDistance
+
+from memories.models import Memory, MemoryScope, MemoryType
+
+MERGE_SIMILARITY = 0.90
+CONFLICT_SIMILARITY = 0.72
+NEAREST = 5
+CONTRADICTABLE = {
+    MemoryType.DECISION,
+    MemoryType.PREFERENCE,
+    MemoryType.FACT,
+    MemoryType.AGENT_STATE,
+}
+_NEGATION = re.compile(
+    r"\b(not|no|never|don'?t|doesn'?t|won'?t|isn'?t|aren'?t|shouldn'?t|avoid|stop|"
+    r"without|dislikes?|hates?)\b",
+    re.I,
+)
+_REPLACES = re.compile(
+    r"\b(instead|no longer|any ?more|switch(ed|ing)? (to|from|back)|changed? (my|our) mind|"
+    r"reverse[ds]?|replace[ds]?|rather than|now prefers?|moved? (to|from)|actually)\b",
+    re.I,
+)
+
+
+def _peers(project, draft):
+    peers = Memory.objects.active().filter(project=project, type=draft.type)
+    if draft.scope == MemoryScope.SESSION:
+        peers = peers.filter(session=draft.session)
+    if draft.type == MemoryType.AGENT_STATE:
+        peers = peers.filter(agent=draft.agent)
+    return peers
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def replaces(text: str) -> bool:
+    return bool(_REPLACES.search(text))
+
+
+def _nearest(project, draft, min_similarity: float) -> list[tuple[Memory, float]]:
+    if draft.embedding is None:
+        return []
+    rows = (
+        _peers(project, draft)
+        .filter(embedding__isnull=False)
+        .annotate(distance=CosineDistance("embedding", draft.embedding))
+        .filter(distance__lte=1.0 - min_similarity)
+        .order_by("distance")[:NEAREST]
+    )
+    return [(m, 1.0 - m.distance) for m in rows]
+
+
+def restated(project, draft, fingerprint: str) -> Memory | None:
+    if not draft.reconcile:
+        return None
+    same = _peers(project, draft).filter(fingerprint=fingerprint).order_by("id").first()
+    if same is not None:
+        return same
+    for memory, _ in _nearest(project, draft, MERGE_SIMILARITY):
+        if draft.topic and memory.topic and draft.topic != memory.topic:
+            continue
+        if negated(memory.content) != negated(draft.content) or replaces(draft.content):
+            continue  # close in words, opposite in meaning: a contradiction, not the same
+        return memory
+    return None
+
+
+def contradicted(project, draft) -> list[Memory]:
+    if not draft.reconcile or draft.type not in CONTRADICTABLE:
+        return []
+    found: dict[int, Memory] = {}
+    if draft.topic:
+        for memory in _peers(project, draft).filter(topic=draft.topic):
+            found[memory.pk] = memory
+    for memory, _ in _nearest(project, draft, CONFLICT_SIMILARITY):
+        if memory.pk in found:
+            continue
+        if negated(memory.content) != negated(draft.content) or replaces(draft.content):
+            found[memory.pk] = memory
+    return list(found.values())

@@ -1,0 +1,133 @@
+"""Running the extractor over sessions as they grow: incremental, idempotent, retried.
+
+A ``MemoryExtraction`` row per session says how far the extractor has read
+(``through_seq``). When the session's enrichment moves past it (``receivers.py``), the row
+is pending; a worker claims it (a transaction-level advisory lock, so a capture appending
+to the session never waits), reads the messages after ``through_seq`` up to what the
+enrichment has read, extracts drafts (``extract.py``: offline rules, or an LLM endpoint when
+configured, falling back to the rules), embeds them in one batch, and records them
+(``capture/record.py``: numbered, merged or superseding) together with the new
+``through_seq``, in one transaction. A failure rolls all of it back and marks the row failed
+with the reason; the sweep retries it after 2^attempts minutes.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories.capture.record import record
+from memories.enrich.extract import extract_drafts
+from memories.models import MemoryExtraction
+from sessions.embedding.torch_runtime import embed
+from sessions.models import EnrichmentStatus, Message, Session
+
+logger = logging.getLogger(__name__)
+
+PENDING, DONE, FAILED = EnrichmentStatus.PENDING, EnrichmentStatus.DONE, EnrichmentStatus.FAILED
+EXTRACT_LOCK_SPACE = 0x6D6578  # "mex"
+CANDIDATES = 20
+MAX_MESSAGES_PER_STEP = 2000
+ERROR_CHARS = 1000
+
+
+def has_pending() -> bool:
+    return MemoryExtraction.objects.filter(status=PENDING).exists()
+
+
+def extract_pending_sessions(limit: int = 10) -> int:
+    """Claim and run up to ``limit`` pending extractions; returns how many ran."""
+    processed = 0
+    while processed < limit:
+        candidates = list(
+            MemoryExtraction.objects.filter(status=PENDING)
+            .order_by("updated_at")
+            .values_list("pk", flat=True)[:CANDIDATES]
+        )
+        with transaction.atomic():
+            extraction = _claim(candidates)
+            if extraction is None:
+                return processed
+            try:
+                with transaction.atomic():
+                    extract_session(extraction)
+            except Exception as exc:
+                logger.exception("extracting memories of session %s failed", extraction.session_id)
+                MemoryExtraction.objects.filter(pk=extraction.pk).update(
+                    status=FAILED,
+                    error=f"{exc.__class__.__name__}: {exc}"[:ERROR_CHARS],
+                    attempts=extraction.attempts + 1,
+                    extracted_at=timezone.now(),
+                )
+        processed += 1
+    return processed
+
+
+def _claim(candidates: list[int]) -> MemoryExtraction | None:
+    with connection.cursor() as cursor:
+        for pk in candidates:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [EXTRACT_LOCK_SPACE, pk])
+            if cursor.fetchone()[0]:
+                extraction = MemoryExtraction.objects.filter(pk=pk, status=PENDING).first()
+                if extraction is not None:
+                    return extraction
+    return None
+
+
+def extract_session(extraction: MemoryExtraction) -> int:
+    """Extract and record the memories of the session's messages not yet read; returns how
+    many drafts were recorded."""
+    session = Session.objects.select_related("project").filter(pk=extraction.session_id).first()
+    if session is None or session.deleted_at is not None:
+        MemoryExtraction.objects.filter(pk=extraction.pk).update(status=DONE, error="")
+        return 0
+    messages = list(
+        Message.objects.of_session(session)
+        .filter(
+            seq__gt=extraction.through_seq,
+            seq__lte=session.enriched_through_seq,
+            removed_at__isnull=True,
+        )
+        .order_by("seq")
+        .defer("search_vector", "context_vector")[:MAX_MESSAGES_PER_STEP]
+    )
+    drafts, method = extract_drafts(session, messages)
+    if drafts:
+        for draft, vector in zip(drafts, embed([d.content for d in drafts]), strict=True):
+            draft.embedding = vector
+    for draft in drafts:
+        record(session.project, draft)
+    through = messages[-1].seq if messages else session.enriched_through_seq
+    more = through < session.enriched_through_seq
+    MemoryExtraction.objects.filter(pk=extraction.pk).update(
+        status=PENDING if more else DONE,
+        error="",
+        through_seq=through,
+        method=method,
+        extracted_at=timezone.now(),
+    )
+    if drafts:
+        logger.info(
+            "extracted %d memories from session %s through message %d (%s)",
+            len(drafts),
+            session.public_id,
+            through,
+            method,
+        )
+    return len(drafts)
+
+
+def requeue_failed(now=None) -> int:
+    now = now or timezone.now()
+    requeued = 0
+    for attempts in range(1, settings.ENRICHMENT_MAX_ATTEMPTS):
+        requeued += MemoryExtraction.objects.filter(
+            status=FAILED,
+            attempts=attempts,
+            extracted_at__lte=now - timedelta(minutes=2**attempts),
+        ).update(status=PENDING)
+    return requeued

@@ -1,0 +1,46 @@
+"""Celery tasks of the memories app; names pinned (tests/test_architecture.py)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from celery import shared_task
+from django.db import OperationalError
+
+from memories.enrich import run
+
+logger = logging.getLogger(__name__)
+
+TASK_BUDGET_SECONDS = 60
+RETRYING = {
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
+
+
+@shared_task(name="memories.tasks.extract_pending", **RETRYING)
+def extract_pending() -> int:
+    """Extract memories from sessions whose new messages are enriched, one session at a
+    time; hand over to a fresh task after the budget."""
+    started, total = time.monotonic(), 0
+    while time.monotonic() - started < TASK_BUDGET_SECONDS:
+        done = run.extract_pending_sessions(limit=1)
+        total += done
+        if not done:
+            return total
+    extract_pending.delay()
+    return total
+
+
+@shared_task(name="memories.tasks.sweep", ignore_result=True)
+def sweep() -> dict:
+    """Beat, every minute: failed extractions with attempts left back to pending (after
+    their backoff), and a poke when any is pending."""
+    requeued = run.requeue_failed()
+    pending = run.has_pending()
+    if pending:
+        extract_pending.delay()
+    return {"requeued": requeued, "pending": pending}
