@@ -1,0 +1,77 @@
+"""Which memories a caller sees and how a list of them is narrowed (seed 001 §4.1).
+
+``visible(access)`` is the one scoping path (teams, projects; deleted memories and those of
+trashed sessions are left out). ``MemoryFilters`` is what a caller asked for; ``apply``
+narrows a queryset by it. The API, the UI, search and context all read memories this way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q
+
+from memories.models import Memory, MemoryScope, MemoryStatus
+from teams.access import Access
+
+# Below this priority a memory counts as decayed: left out unless ``include_decayed``.
+DECAYED_BELOW = 0.3
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    types: tuple[str, ...] = ()
+    tag: str = ""
+    topic: str = ""
+    agent: str = ""
+    session_id: int | None = None
+    after: datetime | None = None
+    before: datetime | None = None
+    confidence: tuple[str, ...] = ()
+    status: str = MemoryStatus.ACTIVE  # "" for every status but deleted
+    resolution: str = ""  # open | resolved (findings)
+    min_priority: float | None = None
+    include_decayed: bool = False
+    pinned: bool | None = None
+
+
+def visible(access: Access):
+    """The memories ``access`` may see, not deleted, not of a trashed session: those of its
+    projects, and the team-scoped memories of its teams (shared with every agent of the
+    team, whatever its project)."""
+    memories = Memory.objects.live().filter(team_id__in=access.team_ids)
+    if access.project_ids is not None:
+        memories = memories.filter(Q(project_id__in=access.project_ids) | Q(scope=MemoryScope.TEAM))
+    return memories
+
+
+def apply(queryset, filters: MemoryFilters):
+    f = filters
+    if f.types:
+        queryset = queryset.filter(type__in=f.types)
+    if f.tag:
+        queryset = queryset.filter(tags__contains=[f.tag.lower()])
+    if f.topic:
+        queryset = queryset.filter(topic=f.topic)
+    if f.agent:
+        queryset = queryset.filter(agent=f.agent)
+    if f.session_id is not None:
+        queryset = queryset.filter(session_id=f.session_id)
+    if f.after:
+        queryset = queryset.filter(occurred_at__gte=f.after)
+    if f.before:
+        queryset = queryset.filter(occurred_at__lt=f.before)
+    if f.confidence:
+        queryset = queryset.filter(confidence__in=f.confidence)
+    if f.status:
+        queryset = queryset.filter(status=f.status)
+    if f.resolution:
+        queryset = queryset.filter(resolution=f.resolution)
+    if f.min_priority is not None:
+        queryset = queryset.filter(priority__gte=f.min_priority)
+    elif not f.include_decayed:
+        queryset = queryset.filter(priority__gte=DECAYED_BELOW)
+    if f.pinned is not None:
+        queryset = queryset.filter(pinned=f.pinned)
+    return queryset
