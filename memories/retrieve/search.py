@@ -20,11 +20,11 @@ class MemoryHit:
 
 
 def search_memories(
-    access: Access, query: str, filters: MemoryFilters = MemoryFilters(), limit: int = 10
+    access: Access, query: str, filters: MemoryFilters | None = None, limit: int = 10
 ) -> list[MemoryHit]:
     ts_query = SearchQuery(query, config=SEARCH_CONFIG, search_type="websearch")
     rows = (
-        apply(visible(access), filters)
+        apply(visible(access), filters or MemoryFilters())
         .filter(search_vector=ts_query)
         .annotate(rank=SearchRank("search_vector", ts_query))
         .order_by("-rank", "-priority")[:limit]
