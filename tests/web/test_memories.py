@@ -15,7 +15,7 @@ from memories.capture.record import Evidence, MemoryDraft, link, record, soft_de
 from memories.forget.decay import priority_of
 from memories.models import LinkKind, Memory, MemoryExtraction, MemoryStatus, MemoryType
 from sessions.models import Message
-from tests.factories import MessageFactory, ProjectFactory, SessionFactory, TeamFactory
+from tests.factories import ProjectFactory, SessionFactory, TeamFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -253,7 +253,7 @@ def test_the_memory_page_shows_its_fields_evidence_and_relationships(viewer_clie
     body = viewer_client.get(url("memory", decision)).content.decode()
     assert "Rationale" in body and "One setting, read by every view" in body
     assert "Alternatives considered" in body and "Hard-coded /login" in body
-    assert "Rejected because" in body and "Breaks under a prefix" in body
+    assert "rejected because" in body and "Breaks under a prefix" in body
     assert "Reversible" in body and "yes" in body
     # The evidence: the quoted sentence, a link to its message in the session.
     assert "Because of LOGIN_URL." in body
