@@ -9,12 +9,16 @@ from django.utils import timezone
 from memories.forget.decay import PRIORITY_SQL
 
 # The rows as they are after the read (alias ``m``, the columns PRIORITY_SQL reads), so the
-# priority is computed from the new count and time in the same statement.
+# priority is computed from the new count and time in the same statement. FOR UPDATE: a
+# read racing another waits for it and counts from its result (a plain subquery would read
+# the count as it was before, and two reads would count once); by id, so reads of several
+# memories lock them in one order.
 _AFTER_READ = """
     SELECT id, type, pinned, base_priority, resolution, confidence, severity, details,
            occurred_at, access_count + 1 AS access_count,
            %(now)s::timestamptz AS last_accessed_at
     FROM memories_memory WHERE id = ANY(%(ids)s) AND status <> 'deleted'
+    ORDER BY id FOR UPDATE
 """
 
 
