@@ -74,6 +74,11 @@ class MemoryListForm(forms.Form):
         self.fields["project"].choices = [("", "All projects")] + [(p.pk, p.name) for p in projects]
 
     @property
+    def grid_fields(self):
+        """The filters shown in the grid (search, sort and the checkbox have their places)."""
+        return [self[name] for name in ("project", "type", "status", "resolution", "agent")]
+
+    @property
     def active_count(self) -> int:
         if not hasattr(self, "cleaned_data"):
             return 0

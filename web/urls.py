@@ -1,6 +1,7 @@
 from django.http import HttpResponse
 from django.urls import path
 
+from web.scope import team_required
 from web.views import (
     anonymize,
     bulk,
@@ -18,6 +19,7 @@ from web.views import (
 app_name = "web"
 
 
+@team_required
 def memories_export_placeholder(request):
     # PLACEHOLDER so the memory pages' export links resolve: the memories export view
     # (another part of issue 17) replaces this entry, keeping the name "memories-export".

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from memories.capture.record import InvalidMemory, _tags, fingerprint
+from memories.capture.record import InvalidMemory, MemoryDraft, _tags, fingerprint, validate
 from memories.forget.decay import priority_of
-from memories.models import MAX_CONTENT_CHARS, Memory, MemoryStatus
+from memories.models import Memory, MemoryStatus
 
 EDITABLE = ("content", "topic", "tags", "confidence", "severity")
 
@@ -30,15 +30,9 @@ def edit(memory: Memory, **changes) -> Memory:
         raise InvalidMemory(f"'{sorted(unknown)[0]}' cannot be edited.", sorted(unknown)[0])
     content = changes.get("content")
     if content is not None:
+        # The checks a new memory's content gets (empty, too long), naming the field.
+        validate(memory.project, MemoryDraft(type=memory.type, content=content))
         content = content.strip()
-        if not content:
-            raise InvalidMemory("A memory needs its content.", "content")
-        if len(content) > MAX_CONTENT_CHARS:
-            raise InvalidMemory(
-                f"The content has {len(content)} characters; a memory holds at most "
-                f"{MAX_CONTENT_CHARS}.",
-                "content",
-            )
     with transaction.atomic():
         current = _locked(memory)
         if content is not None and content != current.content:

@@ -34,7 +34,9 @@ class MemoryPage(RuleBasedStateMachine):
         project = ProjectFactory(team=membership.team)
         self.memory = record(
             project,
-            MemoryDraft(type=MemoryType.FINDING, content=WORDINGS[0], embedding=[1.0] + [0.0] * 383),
+            MemoryDraft(
+                type=MemoryType.FINDING, content=WORDINGS[0], embedding=[1.0] + [0.0] * 383
+            ),
         ).memory
         self.pinned = self.resolved = self.deleted = False
         self.content = WORDINGS[0]

@@ -131,6 +131,7 @@ def memory_list(request):
             "errors": errors,
             "session": session,
             "project_id": data.get("project"),
+            "show_project": not data.get("project") and len(workspace.projects) > 1,
             "can_export": workspace.can(Role.MEMBER),
         },
     )
