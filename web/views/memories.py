@@ -13,7 +13,7 @@ from functools import wraps
 
 from django.contrib import messages
 from django.db import transaction
-from django.db.models import BigIntegerField, Case, F, Value, When
+from django.db.models import BigIntegerField, Case, F, Value, When, prefetch_related_objects
 from django.db.models.functions import Cast
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -95,10 +95,18 @@ def _filters(data: dict, session: Session | None) -> MemoryFilters:
     )
 
 
-def _list_rows(queryset):
-    return queryset.select_related("project", "session").defer(
-        *HEAVY_COLUMNS, "session__metadata", "session__summary"
+def _page_of(queryset, sort: str, cursor: str | None):
+    """A page of ``queryset`` by ``sort``: the order is found over the few columns it needs
+    (a narrow sort of every matching row), then only the page's rows are read in full."""
+    keys = sort_keys(queryset.only("pk", "priority", "resolution", "occurred_at"))
+    page, errors = paginate_or_first(keys, sort, cursor, sorts=PAGE_SORTS)
+    full = (
+        Memory.objects.select_related("project", "session")
+        .defer(*HEAVY_COLUMNS, "session__metadata", "session__summary")
+        .in_bulk([row.pk for row in page.rows])
     )
+    page.rows = [full[row.pk] for row in page.rows if row.pk in full]
+    return page, errors
 
 
 @team_required
@@ -116,10 +124,12 @@ def memory_list(request):
         filters = _filters(data, session)
         if data.get("q", "").strip():
             hits = search_memories(access, data["q"], filters, SEARCH_LIMIT)
+            prefetch_related_objects([hit.memory for hit in hits], "session", "project")
         else:
-            rows = sort_keys(_list_rows(apply(visible(access), filters)))
-            page, errors = paginate_or_first(
-                rows, data.get("sort") or DEFAULT_SORT, request.GET.get("cursor"), sorts=PAGE_SORTS
+            page, errors = _page_of(
+                apply(visible(access), filters),
+                data.get("sort") or DEFAULT_SORT,
+                request.GET.get("cursor"),
             )
     return render(
         request,
