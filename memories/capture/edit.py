@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from memories.capture.record import InvalidMemory, MemoryDraft, _tags, fingerprint, validate
+from memories.capture.record import (
+    InvalidMemory,
+    MemoryConflict,
+    MemoryDraft,
+    _embed,
+    _tags,
+    fingerprint,
+    validate,
+)
 from memories.forget.decay import priority_of
 from memories.models import Memory, MemoryStatus
 
@@ -19,7 +27,7 @@ EDITABLE = ("content", "topic", "tags", "confidence", "severity")
 def _locked(memory: Memory) -> Memory:
     current = Memory.objects.select_for_update().get(pk=memory.pk)
     if current.status == MemoryStatus.DELETED:
-        raise InvalidMemory(f"{current.public_id} was deleted.", "status")
+        raise MemoryConflict(f"{current.public_id} was deleted.")
     return current
 
 
@@ -33,14 +41,14 @@ def edit(memory: Memory, **changes) -> Memory:
         # The checks a new memory's content gets (empty, too long), naming the field.
         validate(memory.project, MemoryDraft(type=memory.type, content=content))
         content = content.strip()
+    # Embedded before the row is locked, so a slow model never holds the lock.
+    vector = _embed(content) if content is not None and content != memory.content else None
     with transaction.atomic():
         current = _locked(memory)
         if content is not None and content != current.content:
-            from sessions.embedding.query import embed_query
-
             current.content = content
             current.fingerprint = fingerprint(content)
-            current.embedding = embed_query(content)
+            current.embedding = vector if vector is not None else _embed(content)
         if "topic" in changes:
             current.topic = changes["topic"].strip()[:100]
         if "tags" in changes:
