@@ -25,7 +25,7 @@ SORTS = {
 DEFAULT_SORT = "newest"
 TRASH_SORTS = {"deleted": ("Recently deleted", "deleted_at", True)}
 DELETION_SORTS = {"newest": ("Newest first", "created_at", True)}
-DATE_FIELDS = ("started_at", "deleted_at", "created_at")
+DATE_FIELDS = ("started_at", "deleted_at", "created_at", "occurred_at")
 
 
 class BadCursor(ValueError):

@@ -1,10 +1,13 @@
+from django.http import HttpResponse
 from django.urls import path
 
+from web.scope import team_required
 from web.views import (
     anonymize,
     bulk,
     deletions,
     home,
+    memories,
     removal,
     search,
     session,
@@ -14,6 +17,14 @@ from web.views import (
 )
 
 app_name = "web"
+
+
+@team_required
+def memories_export_placeholder(request):
+    # PLACEHOLDER so the memory pages' export links resolve: the memories export view
+    # (another part of issue 17) replaces this entry, keeping the name "memories-export".
+    return HttpResponse("Memories export is not built yet.", status=501)
+
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -37,6 +48,23 @@ urlpatterns = [
     path("sessions/<str:public_id>/anonymize", anonymize.session_anonymize, name="anonymize"),
     path("sessions/<str:public_id>/restore", trash.session_restore, name="restore"),
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
+    path("memories", memories.memory_list, name="memories"),
+    path("memories/export", memories_export_placeholder, name="memories-export"),  # placeholder
+    path("memories/<int:project_id>/<str:public_id>", memories.memory_detail, name="memory"),
+    path(
+        "memories/<int:project_id>/<str:public_id>/edit", memories.memory_edit, name="memory-edit"
+    ),
+    path(
+        "memories/<int:project_id>/<str:public_id>/resolve",
+        memories.memory_resolve,
+        name="memory-resolve",
+    ),
+    path("memories/<int:project_id>/<str:public_id>/pin", memories.memory_pin, name="memory-pin"),
+    path(
+        "memories/<int:project_id>/<str:public_id>/delete",
+        memories.memory_delete,
+        name="memory-delete",
+    ),
     path("search", search.search_page, name="search"),
     path("trash", trash.trash, name="trash"),
     path("deletions", deletions.deletions, name="deletions"),

@@ -24,6 +24,7 @@ from teams.models import Role
 from web.forms import DeleteForm
 from web.scope import Workspace, team_required
 from web.transcript import PAGE_SIZE, load_page
+from web.views.memories import session_memories
 from web.views.util import is_htmx, session_action, session_with_role, wrong_state_redirect
 
 ENTITIES_SHOWN = 300
@@ -89,6 +90,7 @@ def session_detail(request, public_id):
         "can_remove": workspace.can(Role.ADMIN, session.team_id),
         "size": size_breakdown(session),
         "export_formats": list(EXPORT_FORMATS),
+        "memories": session_memories(workspace.access, session),
     }
     return render(request, "web/session/detail.html", context)
 
