@@ -323,13 +323,15 @@ def _draft(item: Item, vector, by) -> MemoryDraft:
 
 def _write(project: Project, item: Item, vector, by, result: Imported) -> Memory:
     draft = _draft(item, vector, by)
+    # Already there: the same statement under the file's id (or, without an id, of the
+    # same type in the same session)
     same = (
         Memory.objects.live()
-        .filter(project=project, public_id=draft.public_id, type=draft.type)
-        .filter(fingerprint=fingerprint(draft.content))
+        .filter(project=project, type=draft.type, fingerprint=fingerprint(draft.content))
+        .filter(
+            **({"public_id": draft.public_id} if draft.public_id else {"session": draft.session})
+        )
         .first()
-        if draft.public_id
-        else None
     )
     if same is not None:
         result.unchanged.append(same.public_id)
