@@ -142,6 +142,8 @@ def agent_state_entry(memory: Memory) -> dict:
     fields = {"agent_id": memory.agent, "id": memory.public_id}
     fields["session_id"] = memory.session.public_id if memory.session_id else ""
     fields["last_updated"] = when(memory.last_accessed_at or memory.occurred_at)
+    if memory.last_accessed_at:
+        fields["timestamp"] = when(memory.occurred_at)
     own = set(AGENT_STATE_SECTIONS)
     extra = {key: value for key, value in details.items() if key not in own}
     fields.update({key: value for key, value in details.items() if key in own})

@@ -294,7 +294,7 @@ def _draft(item: Item, vector, by) -> MemoryDraft:
             details=_state(fields),
             agent=fields.agent_id,
             topic=fields.topic or f"agent:{fields.agent_id}",
-            occurred_at=fields.last_updated,
+            occurred_at=fields.timestamp or fields.last_updated,
             **common,
         )
     kind, _, agent_field = SECTIONS[item.section]

@@ -136,6 +136,7 @@ class AgentState(Common):
     agent_id: str = Field(min_length=1, max_length=64)
     session_id: str = ""
     last_updated: datetime | None = None
+    timestamp: datetime | None = None  # when it was first recorded, if not last_updated
     current_context: dict[str, Any] = {}
     working_memory: dict[str, Any] = {}
     session_learnings: list[str] = []
