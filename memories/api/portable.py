@@ -96,7 +96,7 @@ def export_response(project, session, kind: str = "zip") -> HttpResponse:
     return response
 
 
-class ImportResultSerializer(serializers.Serializer):
+class MemoryImportResultSerializer(serializers.Serializer):
     created = serializers.ListField(child=serializers.CharField(), help_text="ids created")
     unchanged = serializers.ListField(
         child=serializers.CharField(), help_text="ids already there with the same statement"
@@ -137,7 +137,7 @@ class ImportView(ScopedAPIView):
             "application/yaml": {"type": "string", "minLength": 1},
             "application/zip": OpenApiTypes.BINARY,
         },
-        responses={201: ImportResultSerializer, 400: error(400), 404: error(404)},
+        responses={201: MemoryImportResultSerializer, 400: error(400), 404: error(404)},
     )
     def post(self, request):
         project, session = scope_of(self, request.query_params, role=Role.MEMBER)
@@ -152,5 +152,5 @@ class ImportView(ScopedAPIView):
                 raise exceptions.ValidationError({"file": "the body is empty: send YAML or a zip"})
             files = read_upload("", request.data, unzip_limits())
         result = import_files(project, files, session=session, by=request.user)
-        body = ImportResultSerializer(result).data
+        body = MemoryImportResultSerializer(result).data
         return Response(body, status=status.HTTP_201_CREATED)
