@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from memories.models import Memory
 from memories.portable.export import export_document, export_zip
 from memories.portable.load import import_files, read_upload
+from memories.portable.schema import MemoryFile
 from memoryapp.openapi import error
 from sessions.api.serializers import unzip_limits
 from sessions.api.views import RawBodyParser
@@ -25,6 +26,20 @@ from sessions.models import Session
 from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView
 
+# One YAML document of memory files: a section per kind (memories/portable/schema.py has
+# each entry's fields; the import checks them and names the one in error).
+FILE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        **{
+            name: {"type": "array", "items": {"type": "object"}}
+            for name in MemoryFile.model_fields
+            if name != "agent_state"
+        },
+        "agent_state": {"type": "object", "nullable": True},
+    },
+}
 PROJECT = OpenApiParameter("project", OpenApiTypes.STR, description="'team/project' or id")
 
 
@@ -67,7 +82,7 @@ class ExportView(ScopedAPIView):
         ],
         responses={
             (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="zip"),
-            (200, "application/yaml"): OpenApiResponse(OpenApiTypes.STR, description="YAML"),
+            (200, "application/yaml"): OpenApiResponse(FILE_SCHEMA, description="YAML"),
             404: error(404),
         },
     )
@@ -134,7 +149,7 @@ class ImportView(ScopedAPIView):
                 ),
                 encoding={"file": {"contentType": "application/octet-stream"}},
             ),
-            "application/yaml": {"type": "string", "minLength": 1},
+            "application/yaml": FILE_SCHEMA,
             "application/zip": OpenApiTypes.BINARY,
         },
         responses={201: MemoryImportResultSerializer, 400: error(400), 404: error(404)},
