@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from pydantic import ValidationError
 
@@ -49,6 +49,7 @@ from teams.models import Project
 # One import is one transaction: a bound keeps it from holding locks for minutes.
 MAX_MEMORIES = 5000
 YAML_SUFFIXES = (".yaml", ".yml")
+IMPORT_LOCK_SPACE = 0x6D6966  # "mif"
 
 
 class MemoryFileError(ImportFormatError):
@@ -167,6 +168,10 @@ def import_files(
     vectors = embed([_content(item) for item in items])
     result = Imported()
     with transaction.atomic():
+        # Two imports into one project take turns: the second sees what the first wrote, so
+        # the same files sent twice at once are still written once.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [IMPORT_LOCK_SPACE, project.pk])
         by_id: dict[str, Memory] = {}
         for item, vector in zip(items, vectors, strict=True):
             memory = _write(project, item, vector, by, result)

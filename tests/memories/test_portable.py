@@ -512,3 +512,28 @@ def test_a_viewer_cannot_import(project, team):
     )
     assert response.status_code == 403
     assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_files_imported_twice_at_once_are_written_once():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    from memories.portable.load import import_files
+    from tests.factories import ProjectFactory
+
+    project = ProjectFactory()
+    files = {name: text.encode() for name, text in SEED_FILES.items()}
+
+    def send(_):
+        try:
+            return import_files(project, files)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(send, range(2)))
+    assert sorted(len(r.created) for r in results) == [0, 4]
+    assert Memory.objects.filter(project=project).count() == 4
+    assert MemoryLink.objects.filter(source__project=project).count() == 2
