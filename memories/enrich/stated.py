@@ -13,6 +13,10 @@ text, ``memory_refs``: the ids); an agent capturing messages through the API may
 becomes a draft (origin import, the message as evidence, the ref kept as its id when the
 project has no memory of that id yet). A ref to a memory stored earlier adds the referring
 message as evidence (a restatement: ``record`` merges it and counts an access).
+
+A session imported from a BMAD folder brings its memory files too (``session_files.py``):
+they come first, and a stored item or ref naming one of their ids adds its turn as evidence
+of that memory instead of making another.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memories.capture.record import Evidence, MemoryDraft
+from memories.capture.record import Evidence, MemoryDraft, add_evidence
+from memories.enrich.session_files import import_session_files
 from memories.models import ID_PREFIX, TYPE_OF_PREFIX, Memory, MemoryType, Origin
 from sessions.models import Message, Session
 
@@ -63,6 +68,7 @@ def stated_item(item: Any) -> dict[str, str] | None:
 
 def stated_drafts(session: Session, messages: list[Message]) -> list[MemoryDraft]:
     """Drafts of what ``messages`` say they stored, in order, then the references."""
+    from_files = import_session_files(session, messages)
     drafts: list[MemoryDraft] = []
     by_ref: dict[str, MemoryDraft] = {}
     referring: list[tuple[Message, str]] = []
@@ -73,6 +79,10 @@ def stated_drafts(session: Session, messages: list[Message]) -> list[MemoryDraft
             parsed = stated_item(item)
             if parsed is None:
                 continue
+            if (memory := from_files.get(parsed["ref"])) is not None:
+                # the folder's files say it in full: this turn is its evidence
+                add_evidence(memory, [Evidence(message, _quote(message, parsed["ref"]))])
+                continue
             draft = _draft(session, message, parsed)
             drafts.append(draft)
             if parsed["ref"]:
@@ -81,9 +91,11 @@ def stated_drafts(session: Session, messages: list[Message]) -> list[MemoryDraft
         for ref in refs if isinstance(refs, list) else []:
             if isinstance(ref, str) and ref.strip():
                 referring.append((message, ref.strip()))
-    earlier = _earlier(session, {ref for _, ref in referring} - by_ref.keys())
+    earlier = _earlier(session, {ref for _, ref in referring} - by_ref.keys() - from_files.keys())
     for message, ref in referring:
-        if (draft := by_ref.get(ref)) is not None:
+        if (memory := from_files.get(ref)) is not None:
+            add_evidence(memory, [Evidence(message, _quote(message, ref))])
+        elif (draft := by_ref.get(ref)) is not None:
             if all(e.message.pk != message.pk for e in draft.evidence):
                 draft.evidence.append(Evidence(message, _quote(message, ref)))
         elif (memory := earlier.get(ref)) is not None:

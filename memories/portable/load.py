@@ -97,6 +97,7 @@ class Imported:
     unchanged: list[str] = field(default_factory=list)
     renumbered: dict[str, str] = field(default_factory=dict)
     relationships: int = 0
+    memories: dict[str, Memory] = field(default_factory=dict, repr=False)  # by the files' ids
 
 
 def read_upload(name: str, data: bytes, limits: UnzipLimits) -> dict[str, bytes]:
@@ -153,6 +154,7 @@ def import_files(
     *,
     session: Session | None = None,
     by=None,
+    by_turn: bool = False,
 ) -> Imported:
     """Import ``files`` (name → YAML bytes) into ``project`` (and ``session``): all or none."""
     items, relationships = _items(files)
@@ -162,7 +164,7 @@ def import_files(
             file=next(iter(files)),
         )
     _check_ids(items)
-    _place(project, items, session)
+    _place(project, items, session, by_turn)
     from sessions.embedding.torch_runtime import embed
 
     vectors = embed([_content(item) for item in items])
@@ -177,6 +179,7 @@ def import_files(
             memory = _write(project, item, vector, by, result)
             if item.fields.id:
                 by_id[item.fields.id] = memory
+        result.memories = by_id
         for file, entry, relationship in relationships:
             _relate(project, by_id, file, entry, relationship)
             result.relationships += 1
@@ -225,9 +228,10 @@ def _check_ids(items: list[Item]) -> None:
         seen[item.fields.id] = item
 
 
-def _place(project: Project, items: list[Item], session: Session | None) -> None:
+def _place(project: Project, items: list[Item], session: Session | None, by_turn: bool) -> None:
     """Each item's session (the one asked for, else its own when the project has it) and
-    its evidence messages (``turn_ref``, ``turn_refs``) in that session."""
+    its evidence messages (``turn_ref``, ``turn_refs``: a message's seq, or with
+    ``by_turn`` the turn number of a conversation.md) in that session."""
     refs = set()
     for item in items:
         refs.add(
@@ -247,6 +251,14 @@ def _place(project: Project, items: list[Item], session: Session | None) -> None
         if item.session is None or isinstance(item.fields, AgentState):
             continue
         seqs = list(dict.fromkeys([*_given(item.fields.turn_ref), *item.fields.turn_refs]))
+        if by_turn:
+            # "## Turn 8" of an imported conversation.md; a turn it does not have (a
+            # transcript kept in part) leaves the memory without that evidence
+            names = {f"turn-{n}": n for n in seqs}
+            messages = Message.objects.of_session(item.session).filter(client_id__in=names)
+            found = {names[m.client_id]: m for m in messages}
+            item.messages = [found[n] for n in seqs if n in found]
+            continue
         found = {m.seq: m for m in Message.objects.of_session(item.session).filter(seq__in=seqs)}
         for seq in seqs:
             if seq not in found:
