@@ -127,3 +127,29 @@ def test_a_ref_of_another_type_is_not_kept_as_the_id():
     )
     extract(session)
     assert Memory.objects.get(session=session).public_id == "DEC-001"
+
+
+def test_a_bmad_folders_memory_files_become_its_memories_once():
+    from sessions.capture.importers import parse
+    from tests.importers.test_bmad_session import archive, folder
+
+    project = ProjectFactory()
+    [parsed] = parse(archive(folder()))
+    session = capture_session(project, parsed).session
+    extract(session)
+
+    memories = {m.public_id: m for m in Memory.objects.filter(project=project)}
+    # the file's DEC-001 (in full) instead of the transcript's one-line note of it
+    assert memories["DEC-001"].content == "Use multi-agent review for authentication requirements"
+    assert memories["DEC-001"].agent == "bmad-master"
+    assert [e.message.client_id for e in memories["DEC-001"].evidence.all()] == ["turn-2"]
+    assert memories["DEC-001"].access_count == 0
+    assert memories["STATE-001"].details["session_learnings"] == ["Check MFA"]
+    # the transcript's other notes still count
+    assert {"FIND-001", "FIND-002", "PREF-001"} <= memories.keys()
+    assert not Memory.objects.filter(project=project, public_id="DEC-002").exists()
+
+    # a later run (new messages) does not read the files again
+    MessageFactory(session=session, seq=99, content="more")
+    extract(session)
+    assert Memory.objects.filter(project=project).count() == len(memories)

@@ -70,7 +70,12 @@ def is_bmad_archive(data: bytes) -> bool:
 def parse_bmad_session(
     data: bytes, *, unzip_limits: UnzipLimits | None = None
 ) -> list[ParsedSession]:
-    files = unzip(bytes(data), unzip_limits or UnzipLimits(), wanted=lambda p: bool(_relative(p)))
+    """Session folders from a zip archive (read within ``unzip_limits``), or the bytes of a
+    lone ``conversation.md`` (a folder with nothing else)."""
+    raw = bytes(data)
+    if not raw.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return [_session("", {CONVERSATION: raw})]
+    files = unzip(raw, unzip_limits or UnzipLimits(), wanted=lambda p: bool(_relative(p)))
     folders: dict[str, dict[str, bytes]] = {}
     for path, content in files.items():
         folder, name = _relative(path)
