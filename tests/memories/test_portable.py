@@ -18,6 +18,7 @@ from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus, Origin
 from memories.portable.export import export_files
 from tests.clients import client_for
 from tests.factories import MessageFactory, SessionFactory
+from tests.importers.test_bmad_session import archive
 
 pytestmark = pytest.mark.django_db
 
@@ -73,10 +74,7 @@ findings:
       action_taken: "Added MFA requirement: required for admins, optional for customers"
       verification: "Requirement added in commit abc123"
     tags: ["security", "authentication", "mfa"]
-    decay:
-      priority: 0.8
-      last_accessed: "2026-01-11T14:35:00Z"
-      access_count: 2
+    decay: {priority: 0.8, last_accessed: 2026-01-11T14:35:00Z, access_count: 2}
 """
 PREFERENCES = """
 preferences:
@@ -136,14 +134,6 @@ def uploads(files: dict[str, str]) -> dict:
     return {"file": [SimpleUploadedFile(name, text.encode()) for name, text in files.items()]}
 
 
-def zipped(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
-
-
 def unzipped(data: bytes) -> dict[str, dict]:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return {name: yaml.safe_load(archive.read(name)) for name in archive.namelist()}
@@ -186,6 +176,8 @@ def test_seed_files_import_with_their_fields_ids_and_relationships(project, owne
     assert (finding.severity, finding.resolution) == ("critical", "resolved")
     assert finding.details["resolution"]["resolved_by"] == "user"
     assert finding.details["location"]["line_numbers"] == [45, 60]
+    # an unquoted time keeps its zone
+    assert finding.last_accessed_at.isoformat() == "2026-01-11T14:35:00+00:00"
     preference = memories["PREF-001"]
     assert (preference.topic, preference.confidence) == ("mfa_requirements", "explicit")
     assert preference.details["applies_to"]["domains"] == ["authentication", "security"]
@@ -235,7 +227,7 @@ def test_a_zip_imports_and_a_taken_id_is_renumbered_with_its_relationships(proje
     files = {name: text for name, text in SEED_FILES.items() if "agent" not in name}
     response = client_for(owner).post(
         f"{IMPORT}?project={project.pk}",
-        zipped(files),
+        archive({name: text.encode() for name, text in files.items()}),
         content_type="application/zip",
     )
     assert response.status_code == 201, response.json()
