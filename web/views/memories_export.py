@@ -11,8 +11,8 @@ from web.scope import Workspace, team_required
 from web.views.util import session_with_role
 
 
-@require_GET
 @team_required
+@require_GET
 def memories_export(request):
     """?session=<public id> for a session's memories, else ?project=<id> (or the project
     picked in the header) for a project's. Another team's is a 404."""
