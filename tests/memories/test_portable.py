@@ -529,3 +529,22 @@ def test_the_same_files_imported_twice_at_once_are_written_once():
     assert sorted(len(r.created) for r in results) == [0, 4]
     assert Memory.objects.filter(project=project).count() == 4
     assert MemoryLink.objects.filter(source__project=project).count() == 2
+
+
+def test_a_token_exports_with_read_and_imports_with_write_into_its_own_project(project):
+    from teams.models import ApiToken, TokenPermission
+    from tests.factories import ProjectFactory
+
+    exported_project(project)
+    _, reader = ApiToken.issue(project, permissions=[TokenPermission.READ])
+    _, writer = ApiToken.issue(project, permissions=[TokenPermission.WRITE])
+    reading, writing = client_for(token=reader), client_for(token=writer)
+    assert reading.get(EXPORT).status_code == 200  # the token's project, unnamed
+    assert reading.post(IMPORT, DECISIONS, content_type="application/yaml").status_code == 403
+    assert writing.post(IMPORT, DECISIONS, content_type="application/yaml").status_code == 201
+    other = ProjectFactory(team=project.team)
+    refused = writing.post(
+        f"{IMPORT}?project={other.pk}", DECISIONS, content_type="application/yaml"
+    )
+    assert refused.status_code == 400 and "project" in refused.json()
+    assert not Memory.objects.filter(project=other).exists()
