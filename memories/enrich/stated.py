@@ -54,14 +54,15 @@ def stated_item(item: Any) -> dict[str, str] | None:
             ref, text = found.group(1), text[: found.start()].rstrip()
         if label := _LABEL.match(text):
             word = label.group(1).lower().replace(" ", "_")
-            if word in _TYPE_WORDS or word == MemoryType.AGENT_STATE:
+            if word in _TYPE_WORDS:
                 kind, text = word, text[label.end() :]
     else:
         return None
     kind = _TYPE_WORDS.get(kind, kind) or TYPE_OF_PREFIX.get(ref.partition("-")[0], "")
     if not kind and text:
         kind = _TYPE_WORDS.get(text.split(maxsplit=1)[0].lower(), "")
-    if kind not in MemoryType.values or not text:
+    # an agent's state is a structure, not a note: it comes from files or the API
+    if kind not in _TYPE_WORDS.values() or not text:
         return None
     return {"type": kind, "ref": ref, "text": text}
 

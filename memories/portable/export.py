@@ -53,7 +53,7 @@ def export_files(memories) -> dict[str, dict]:
         )
     for agent, entries in states.items():
         for state in entries:
-            name = agent if len(entries) == 1 else f"{agent}-{state.get('session_id') or 'project'}"
+            name = agent if len(entries) == 1 else f"{agent}-{state['id']}"
             files[f"{AGENT_STATES_DIR}/{_safe(name)}.yaml"] = {"agent_state": state}
     ids = {m.pk: m.public_id for m in rows}
     links = MemoryLink.objects.filter(source_id__in=ids, target_id__in=ids).order_by("id")

@@ -70,7 +70,16 @@ class MemoryFileError(ImportFormatError):
 
 
 class _Loader(yaml.SafeLoader):
-    """Times stay text (the schema parses them): YAML's own timestamps lose their zone."""
+    """Times stay text (the schema parses them): YAML's own timestamps lose their zone.
+    Aliases (``*name``) are refused: nested, a few lines expand to billions of entries."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not accepted: write the value out", mark
+            )
+        return super().compose_node(parent, index)
 
 
 _Loader.yaml_implicit_resolvers = {

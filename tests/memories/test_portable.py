@@ -287,6 +287,10 @@ def test_a_zip_imports_and_a_taken_id_is_renumbered_with_its_relationships(proje
             {"file": "broken.yaml", "entry": None, "line": 2},
         ),
         (
+            {"bomb.yaml": 'a: &a ["x", "x"]\nb: &b [*a, *a]\ndecisions: [*b, *b]\n'},
+            {"file": "bomb.yaml", "entry": None, "line": 2},
+        ),
+        (
             {"a.yaml": DECISIONS, "b.yaml": DECISIONS},
             {"file": "b.yaml", "entry": "decisions[0] (DEC-002)", "field": "id"},
         ),
@@ -548,3 +552,12 @@ def test_a_token_exports_with_read_and_imports_with_write_into_its_own_project(p
     )
     assert refused.status_code == 400 and "project" in refused.json()
     assert not Memory.objects.filter(project=other).exists()
+
+
+def test_an_unknown_export_format_or_a_missing_session_is_named(project, owner):
+    client = client_for(owner)
+    wrong = client.get(EXPORT, {"project": project.pk, "format": "docx"})
+    assert wrong.status_code == 400 and "format" in wrong.json()
+    assert client.get(EXPORT, {"session": "2025-01-01-nobody-000000"}).status_code == 404
+    empty = client.post(f"{IMPORT}?project={project.pk}", b"", content_type="application/yaml")
+    assert empty.status_code == 400 and "file" in empty.json()

@@ -38,6 +38,7 @@ pytestmark = pytest.mark.django_db
             {"type": "learning", "ref": "LEARN-004", "text": "Check MFA in every auth section"},
             {"type": "learning", "ref": "LEARN-004", "text": "Check MFA in every auth section"},
         ),
+        ("Agent state: reviewing auth [STATE-001]", None),  # a structure, from files only
         ("Something happened", None),  # no ref, no label: its type cannot be told
         ("Finding: [FIND-009]", None),  # nothing stated
         (42, None),
