@@ -9,6 +9,7 @@ from memoryapp.health import healthz
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("api/v1/", include("memories.api.urls_portable")),  # before memories/<id> routes
     path("api/v1/", include("search.api.urls")),
     path("api/v1/", include("sessions.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

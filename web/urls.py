@@ -1,4 +1,3 @@
-from django.http import HttpResponse
 from django.urls import path
 
 from web.scope import team_required
@@ -8,6 +7,7 @@ from web.views import (
     deletions,
     home,
     memories,
+    memories_export,
     removal,
     search,
     session,
@@ -17,13 +17,6 @@ from web.views import (
 )
 
 app_name = "web"
-
-
-@team_required
-def memories_export_placeholder(request):
-    # PLACEHOLDER so the memory pages' export links resolve: the memories export view
-    # (another part of issue 17) replaces this entry, keeping the name "memories-export".
-    return HttpResponse("Memories export is not built yet.", status=501)
 
 
 urlpatterns = [
@@ -49,7 +42,7 @@ urlpatterns = [
     path("sessions/<str:public_id>/restore", trash.session_restore, name="restore"),
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
     path("memories", memories.memory_list, name="memories"),
-    path("memories/export", memories_export_placeholder, name="memories-export"),  # placeholder
+    path("memories/export", memories_export.memories_export, name="memories-export"),
     path("memories/<int:project_id>/<str:public_id>", memories.memory_detail, name="memory"),
     path(
         "memories/<int:project_id>/<str:public_id>/edit", memories.memory_edit, name="memory-edit"

@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.capture import consistency
-from memories.capture.numbering import next_public_id
+from memories.capture.numbering import next_public_id, note_used
 from memories.forget.decay import base_priority, priority_of
 from memories.models import (
     MAX_CONTENT_CHARS,
@@ -178,6 +178,8 @@ def _create(project: Project, draft: MemoryDraft) -> Memory:
     public_id = draft.public_id
     if not public_id or Memory.objects.filter(project=project, public_id=public_id).exists():
         public_id = next_public_id(project, draft.type)
+    else:
+        note_used(project, public_id)  # a kept DEC-007: the next new one is DEC-008
     base = draft.base_priority if draft.base_priority is not None else base_priority(draft.type)
     memory = Memory(
         team_id=project.team_id,

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from memories.capture.record import record
 from memories.enrich.extract import extract_drafts
+from memories.enrich.stated import stated_drafts
 from memories.models import MemoryExtraction
 from sessions.embedding.torch_runtime import embed
 from sessions.models import EnrichmentStatus, Message, Session
@@ -96,6 +97,7 @@ def extract_session(extraction: MemoryExtraction) -> int:
         .defer("search_vector", "context_vector")[:MAX_MESSAGES_PER_STEP]
     )
     drafts, method = extract_drafts(session, messages)
+    drafts = [*stated_drafts(session, messages), *drafts]  # what the transcript says first
     if drafts:
         for draft, vector in zip(drafts, embed([d.content for d in drafts]), strict=True):
             draft.embedding = vector

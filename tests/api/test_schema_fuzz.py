@@ -51,6 +51,17 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/v1/import": {"project", "file", "detail", "line", "field"},
     "POST /api/v1/events": {"project", "detail", "line", "field"},
     "POST /api/v1/anonymize": {"project"},
+    "GET /api/v1/memories/export": {"project", "session"},
+    # Memory files are read and checked entry by entry: file, entry and field say where.
+    "POST /api/v1/memories/import": {
+        "project",
+        "session",
+        "file",
+        "entry",
+        "detail",
+        "line",
+        "field",
+    },
 }
 
 schema = load_schema()

@@ -17,6 +17,7 @@ from typing import Any
 from .aider import parse_aider
 from .anthropic_session import EVENTS, METADATA, TRANSCRIPT, parse_anthropic_session
 from .base import ImportFormatError, ImportTooLarge, ParsedMessage, ParsedSession, UnzipLimits
+from .bmad_session import parse_bmad_session
 from .chatgpt import parse_chatgpt
 from .claude_code import parse_claude_code
 from .codex import parse_codex
@@ -35,6 +36,7 @@ FORMATS: dict[str, Parser] = {
     "chatgpt": parse_chatgpt,
     "openai_chat": parse_openai_chat,
     "anthropic_session": parse_anthropic_session,
+    "bmad_session": parse_bmad_session,
     "ndjson_events": parse_ndjson_events,
     "conversation_md": parse_conversation_md,
     "plain_text": parse_plain_text,

@@ -37,7 +37,7 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -359,16 +359,19 @@ def _group(files: Mapping[str, bytes]) -> list[ParsedSession]:
 _CHUNK = 1024 * 1024  # decompressed bytes read at a time
 
 
-def _unzip(data: bytes, limits: UnzipLimits) -> dict[str, bytes]:
-    """The session files of a zip archive, read within ``limits`` (zip bombs: a 2 MB
-    archive of zeros can expand to gigabytes)."""
+def _session_file(name: str) -> bool:
+    return posixpath.basename(name) in (TRANSCRIPT, METADATA, EVENTS)
+
+
+def unzip(
+    data: bytes, limits: UnzipLimits, wanted: Callable[[str], bool] = _session_file
+) -> dict[str, bytes]:
+    """The ``wanted`` files of a zip archive (by path), read within ``limits`` (zip bombs: a
+    2 MB archive of zeros can expand to gigabytes)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = [
-                info
-                for info in archive.infolist()
-                if not info.is_dir()
-                and posixpath.basename(info.filename) in (TRANSCRIPT, METADATA, EVENTS)
+                info for info in archive.infolist() if not info.is_dir() and wanted(info.filename)
             ]
             # What the archive declares, first: a bomb is refused before any inflating.
             total = 0
@@ -442,7 +445,7 @@ def parse_anthropic_session(
         raise ImportFormatError(f"expected bytes or a mapping of files, got {type(data).__name__}")
     raw = bytes(data)
     if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
-        return _group(_unzip(raw, unzip_limits or UnzipLimits()))
+        return _group(unzip(raw, unzip_limits or UnzipLimits()))
     return [_session_from_files("", raw, None, None)]
 
 

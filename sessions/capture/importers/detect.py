@@ -15,6 +15,7 @@ from typing import Any
 from ._json import tag
 from ._text import decode_text, split_lines
 from .base import ImportFormatError
+from .bmad_session import is_bmad_archive
 
 FORMAT_NAMES = (
     "claude_code",
@@ -23,6 +24,7 @@ FORMAT_NAMES = (
     "chatgpt",
     "openai_chat",
     "anthropic_session",
+    "bmad_session",
     "ndjson_events",
     "conversation_md",
     "plain_text",
@@ -34,6 +36,7 @@ _DESCRIPTIONS = {
     "chatgpt": "ChatGPT export conversations.json",
     "openai_chat": "OpenAI chat-completions messages JSON",
     "anthropic_session": "Anthropic session folder (zip or transcript.jsonl)",
+    "bmad_session": "BMAD session folders, zipped (conversation.md, metadata.yaml, memory files)",
     "ndjson_events": "NDJSON chat events",
     "conversation_md": "conversation.md with '## Turn' headings",
     "plain_text": "plain text 'User: ... / Assistant: ...'",
@@ -176,7 +179,7 @@ def detect_format(data: bytes, filename: str = "") -> str:
     name = filename.replace("\\", "/").rsplit("/", 1)[-1].lower()
     raw = bytes(data) if isinstance(data, bytearray | memoryview) else data
     if isinstance(raw, bytes) and raw.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        return "anthropic_session"
+        return "bmad_session" if is_bmad_archive(raw) else "anthropic_session"
     text = decode_text(raw)
     if not text.strip():
         raise ImportFormatError("the file is empty: there is nothing to import")
