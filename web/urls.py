@@ -1,6 +1,5 @@
 from django.urls import path
 
-from web.scope import team_required
 from web.views import (
     anonymize,
     bulk,
