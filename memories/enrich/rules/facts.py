@@ -1,5 +1,6 @@
 """Facts of a conversation between people (LoCoMo-like), or of a user chatting with an
-assistant without tools: what a speaker says about their own life ("I work at …", "I went to …", "my sister …"), with the speaker as subject.
+assistant without tools: what a speaker says about their own life ("I work at …", "I went
+to …", "my sister …"), with the speaker as subject.
 
 Reactions to the other speaker ("I'm so happy for you", "I love that"), opinions ("I
 think …") and sentences about the listener are not facts about the speaker and are left

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from memories.enrich.rules import Match, clause, clean, key
-from sessions.enrich.text import content_words
+from sessions.enrich.text import content_words, word_set
 
 _CUES = re.compile(
     r"^(please\s+)?(always|never)\b"
@@ -27,13 +27,14 @@ _CUES = re.compile(
     re.I,
 )
 _NOT_A_PREFERENCE = re.compile(
-    r"\b(yet|for now|right now|this time|you prefer|i like (it|that|this|the idea)|i love (it|that|this))\b",
+    r"\b(yet|for now|right now|this time|you prefer|i like (it|that|this|the idea)|"
+    r"i love (it|that|this))\b",
     re.I,
 )
 _PAIR = re.compile(r"\bprefer\s+(.+?)\s+(?:over|to|rather than|instead of)\s+(.+)", re.I)
-_POLARITY = frozenset(
+_POLARITY = word_set(
     "prefer preference always never don't not please avoid stop hate dislike like love fan "
-    "really strongly generally usually ever".split()
+    "really strongly generally usually ever only"
 )
 _CATEGORIES = [
     (
