@@ -31,8 +31,20 @@ def clean(sentence: str) -> str:
 
 def clause(text: str) -> str:
     """A clause cut at the next clause boundary, as a field value (a rationale, an option)."""
-    text = re.split(r"[;:]|,\s*(?:and|but|so|which)\b|\.\s|\s[-–—]\s", text, maxsplit=1)[0]
+    text = re.split(
+        r"[;:]|,\s*(?:and|but|so|which)\b|\.\s|\s[-–—]\s|\s(?:because|since|so that|as it|"
+        r"given that|due to)\b",
+        text,
+        maxsplit=1,
+    )[0]
     return fit_words(strip_end(text), MAX_CLAUSE)
+
+
+def option(text: str) -> str:
+    """The option a choice names, without what it is for ("Redis for the cache": Redis)."""
+    return re.split(r"\s(?:for|in|on|to|with|when|at|as|from|because)\b", clause(text), maxsplit=1)[
+        0
+    ]
 
 
 def key(text: str, words: int = 4) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from memories.enrich.rules import Match, clause, clean, key
+from memories.enrich.rules import Match, clause, clean, key, option
 from memories.enrich.sentences import Statement
 
 _CUES = re.compile(
@@ -33,6 +33,7 @@ _CHOICE = re.compile(
     r"opted for|settled on|going with|switching to|decision:)\s+(.+)",
     re.I,
 )
+_VERB = re.compile(r"^(use|go with|stick with|switch to|keep|adopt|move to)\s+", re.I)
 
 
 def match(statement: Statement) -> Match | None:
@@ -55,6 +56,6 @@ def _topic(sentence: str) -> str:
     choice, alternative = _CHOICE.search(sentence), _ALTERNATIVE.search(sentence)
     if not (choice and alternative):
         return ""
-    chosen = _ALTERNATIVE.split(clause(choice.group(1)))[0].strip()
-    options = sorted(key(option, 3) for option in (chosen, clause(alternative.group(1))))
+    chosen = _VERB.sub("", _ALTERNATIVE.split(choice.group(1))[0].strip())  # "decided to use X"
+    options = sorted(key(option(text), 3) for text in (chosen, alternative.group(1)))
     return "" if not all(options) else f"choice:{options[0]}|{options[1]}"[:100]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from memories.enrich.rules import Match, clause, clean, key
+from memories.enrich.rules import Match, clean, key, option
 from sessions.enrich.text import content_words, word_set
 
 _CUES = re.compile(
@@ -92,7 +92,7 @@ def match(statement) -> Match | None:
 def _topic(sentence: str) -> str:
     pair = _PAIR.search(sentence)
     if pair:
-        options = sorted(key(clause(option), 3) for option in pair.groups())
+        options = sorted(key(option(text), 3) for text in pair.groups())
         if all(options):
             return f"pref:{options[0]}|{options[1]}"[:100]
     words = sorted(
