@@ -20,9 +20,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.capture.record import record
+from memories.capture.record import fingerprint, record
 from memories.enrich.extract import extract_drafts
-from memories.models import MemoryExtraction
+from memories.models import MemoryEvidence, MemoryExtraction
 from sessions.embedding.torch_runtime import embed
 from sessions.models import EnrichmentStatus, Message, Session
 
@@ -96,7 +96,7 @@ def extract_session(extraction: MemoryExtraction) -> int:
         .defer("search_vector", "context_vector")[:MAX_MESSAGES_PER_STEP]
     )
     extracted = extract_drafts(session, messages)
-    drafts = extracted.drafts
+    drafts = [d for d in extracted.drafts if not already_recorded(d)]
     if drafts:
         for draft, vector in zip(drafts, embed([d.content for d in drafts]), strict=True):
             draft.embedding = vector
@@ -120,6 +120,20 @@ def extract_session(extraction: MemoryExtraction) -> int:
             extracted.method,
         )
     return len(drafts)
+
+
+def already_recorded(draft) -> bool:
+    """A replay (``through_seq`` moved back by hand, a restored backup): the same memory is
+    already linked to the same message, so recording it again would only count an access."""
+    messages = [e.message.pk for e in draft.evidence]
+    return (
+        bool(messages)
+        and MemoryEvidence.objects.filter(
+            message_id__in=messages,
+            memory__fingerprint=fingerprint(draft.content),
+            memory__type=draft.type,
+        ).exists()
+    )
 
 
 def requeue_failed(now=None) -> int:

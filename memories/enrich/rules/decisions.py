@@ -47,15 +47,22 @@ def match(statement: Statement) -> Match | None:
     alternative = _ALTERNATIVE.search(sentence)
     if alternative:
         details["alternatives_considered"] = [{"option": clause(alternative.group(1))}]
-    return Match("decision", clean(sentence), details, topic=_topic(sentence), confidence="medium")
+    topic, chosen = _choice(sentence)
+    if chosen:
+        details["stance"] = chosen
+    return Match("decision", clean(sentence), details, topic=topic, confidence="medium")
 
 
-def _topic(sentence: str) -> str:
-    """ "use X instead of Y": the choice between X and Y, whichever is chosen, so a later
-    "use Y instead of X" supersedes it."""
+def _choice(sentence: str) -> tuple[str, str]:
+    """``(topic, chosen)`` of "use X instead of Y": the topic is the choice between X and Y
+    whichever is chosen, so a later "use Y instead of X" supersedes it, and a later "use X
+    instead of Y" (the same stance) restates it."""
     choice, alternative = _CHOICE.search(sentence), _ALTERNATIVE.search(sentence)
     if not (choice and alternative):
-        return ""
+        return "", ""
     chosen = _VERB.sub("", _ALTERNATIVE.split(choice.group(1))[0].strip())  # "decided to use X"
-    options = sorted(key(option(text), 3) for text in (chosen, alternative.group(1)))
-    return "" if not all(options) else f"choice:{options[0]}|{options[1]}"[:100]
+    chosen, rejected = key(option(chosen), 3), key(option(alternative.group(1)), 3)
+    if not (chosen and rejected):
+        return "", ""
+    options = sorted([chosen, rejected])
+    return f"choice:{options[0]}|{options[1]}"[:100], chosen

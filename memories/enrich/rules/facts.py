@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from memories.enrich.rules import Match, clean, key
+from sessions.enrich.text import content_words
 
 MIN_WORDS = 6  # "I read a few of them": shorter statements lean on what was said before
 _LEAD = re.compile(
@@ -84,7 +85,10 @@ def match(statement) -> Match | None:
     speaker = statement.speaker
     content = clean(f"{speaker}: {sentence}")
     details = {"fact": clean(sentence), "subject": speaker}
-    return Match("fact", content, details, topic=_topic(speaker, sentence))
+    topic = _topic(speaker, sentence)
+    if topic:
+        details["stance"] = key(" ".join(sorted(content_words(sentence))), 12)
+    return Match("fact", content, details, topic=topic)
 
 
 def _topic(speaker: str, sentence: str) -> str:
