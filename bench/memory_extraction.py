@@ -147,10 +147,8 @@ def read_tsv(path: Path, columns: list[str]) -> list[list[str]]:
 
 
 def precision(found: list[dict]) -> None:
-    checked = {
-        (r[0], r[1], r[2]): r[3].strip()
-        for r in read_tsv(CHECKED, ["sample", "type", "content", "verdict", "note"])
-    }
+    rows = read_tsv(CHECKED, ["sample", "type", "content", "verdict", "note"])
+    checked = {(r[0], r[1], r[2]): r[3].strip() for r in rows}
     produced = {(m["message"], m["type"], m["content"]) for m in found}
     verdicts: dict[str, Counter] = defaultdict(Counter)
     for key, verdict in checked.items():
@@ -166,6 +164,17 @@ def precision(found: list[dict]) -> None:
         figure = f"{ok / n:.3f}" if n else "-"
         print(f"{kind:<11} {by_type[kind]:>8} {n:>7} {ok:>7} {figure:>9}")
     print(f"{'all':<11} {len(found):>8} {all_n:>7} {all_ok:>7} {all_ok / max(all_n, 1):>9.3f}")
+    held = Counter(
+        r[3].strip()
+        for r in rows
+        if r[4:] and r[4].startswith("[held-out]") and tuple(r[:3]) in produced
+    )
+    if held:
+        n = held["correct"] + held["wrong"]
+        print(
+            f"held out (judged after the rules were frozen): {held['correct']}/{n} = "
+            f"{held['correct'] / n:.3f}"
+        )
     missing = sorted(set(checked) - produced)
     print(
         f"{len(produced - set(checked))} produced memories are not checked; "

@@ -60,13 +60,31 @@ _NOT_A_FACT = re.compile(
     r"check (it|this) out|look at this)\b|\["
     r"|^(i|we) (have|got) (a few|some|a couple of|lots of|a lot of) (more )?(\w+ )?(plans|news|"
     r"recommendations|ideas|questions|things|stuff)\b"
-    r"|^(i|we) (won'?t|can'?t|cannot|wouldn'?t)\b"
+    r"|^(i|we) (won'?t|can'?t|cannot|wouldn'?t)\b|\bhave a feeling\b"
+    r"|^(i'm|i am) (just |currently )?looking for (some |a few |a |an )?(ideas|advice|"
+    r"recommendations|suggestions|tips|help|inspiration|something|a way|ways)\b"
     r"|^(i|we)\s+(think|guess|hope|wish|bet|know|understand|agree|appreciate|believe|"
     r"feel|felt|can'?t wait|mean|love (it|that|this|how|the)|like (it|that|this|how|the))\b"
     r"|^(i'm|i am)\s+(so|really|very|super|glad|happy|sorry|excited|thrilled|sure|"
     r"thinking|not sure|good|fine|doing|proud|grateful|thankful)\b",
     re.I,
 )
+# "I got it from a restaurant", "I painted this with joy": the thing is in an earlier turn or
+# a picture, and the memory would not say what it is.
+_LEANS_ON_BEFORE = re.compile(
+    r"\b(it|them)\b(?!')|\b(this|these|that|those)\b(?=\s*(because|with|from|for|at|in|on|"
+    r"and|to|[.,!]|$))",
+    re.I,
+)
+
+
+def _leans_on_before(sentence: str) -> bool:
+    """A pronoun for the object near the start of the sentence (its first six words, before
+    any comma or dash)."""
+    head = re.split(r"[,;:–—]| - ", sentence, maxsplit=1)[0]
+    return bool(_LEANS_ON_BEFORE.search(" ".join(head.split()[:6])))
+
+
 _ATTRIBUTES = [
     ("home", re.compile(r"^(i|we)\s+(live|moved|just moved|recently moved) (in|to)\b", re.I)),
     ("work", re.compile(r"^(i|i'm|i am)\s+(work|working|employed) (at|for|as)\b", re.I)),
@@ -88,6 +106,7 @@ def match(statement) -> Match | None:
         or not _SUBJECT.match(sentence)
         or not _EVENT.match(sentence)
         or _NOT_A_FACT.search(sentence)
+        or _leans_on_before(sentence)
     ):
         return None
     speaker = statement.speaker
