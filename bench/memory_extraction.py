@@ -157,13 +157,10 @@ def precision(found: list[dict]) -> None:
     print(f"Precision, hand-checked ({CHECKED.name}):")
     print(f"{'type':<11} {'produced':>8} {'checked':>7} {'correct':>7} {'precision':>9}")
     by_type = Counter(m["type"] for m in found)
-    all_ok = all_n = 0
-    for kind in TYPES:
-        ok, n = verdicts[kind]["correct"], sum(verdicts[kind].values())
-        all_ok, all_n = all_ok + ok, all_n + n
-        figure = f"{ok / n:.3f}" if n else "-"
-        print(f"{kind:<11} {by_type[kind]:>8} {n:>7} {ok:>7} {figure:>9}")
-    print(f"{'all':<11} {len(found):>8} {all_n:>7} {all_ok:>7} {all_ok / max(all_n, 1):>9.3f}")
+    table = [(k, by_type[k], sum(verdicts[k].values()), verdicts[k]["correct"]) for k in TYPES]
+    table.append(("all", len(found), sum(r[2] for r in table), sum(r[3] for r in table)))
+    for kind, made, n, ok in table:
+        print(f"{kind:<11} {made:>8} {n:>7} {ok:>7} {f'{ok / n:.3f}' if n else '-':>9}")
     held = Counter(
         r[3].strip()
         for r in rows

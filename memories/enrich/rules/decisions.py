@@ -21,10 +21,9 @@ _CUES = re.compile(
     r"|\bdecided (to|on|that|against)\b",
     re.I,
 )
-_NOT_A_DECISION = re.compile(
-    r"\b(haven'?t|have not|hasn'?t|didn'?t|did not|yet to|undecided|not decided|"
-    r"you decide|let'?s (see|check|look|try|run|test|start|verify|make sure|find))\b",
-    re.I,
+_UNDECIDED = re.compile(r"\b(haven'?t|hasn'?t|didn'?t|not|yet to|undecided|you) decide", re.I)
+_LETS_CHECK = re.compile(
+    r"\blet'?s (see|check|look|try|run|test|start|verify|make sure|find)\b", re.I
 )
 _RATIONALE = re.compile(r"\b(?:because|since|so that|as it|given that|due to)\b\s+(.+)", re.I)
 _ALTERNATIVE = re.compile(r"\b(?:instead of|rather than|over)\s+(.+)", re.I)
@@ -38,7 +37,12 @@ _VERB = re.compile(r"^(use|go with|stick with|switch to|keep|adopt|move to)\s+",
 
 def match(statement: Statement) -> Match | None:
     sentence = statement.sentence
-    if statement.chat or not _CUES.search(sentence) or _NOT_A_DECISION.search(sentence):
+    if (
+        statement.chat
+        or not _CUES.search(sentence)
+        or _UNDECIDED.search(sentence)
+        or _LETS_CHECK.search(sentence)
+    ):
         return None
     details: dict = {"decision": clean(sentence), "made_by": statement.speaker}
     rationale = _RATIONALE.search(sentence)
