@@ -33,6 +33,7 @@ conversations other than conv-26 were not used to tune the fact rules.
     .venv/bin/python bench/memory_extraction.py            # everything
     .venv/bin/python bench/memory_extraction.py --dump     # every memory, TSV
     .venv/bin/python bench/memory_extraction.py --no-speed
+    .venv/bin/python bench/memory_extraction.py --speed-sessions 60   # time 60 sessions
 """
 
 from __future__ import annotations
@@ -225,7 +226,7 @@ def coverage(found: list[dict]) -> None:
     print()
 
 
-def speed() -> None:
+def speed(limit: int | None = None) -> None:
     from memories.enrich.offline import matches as rules
     from sessions.embedding.torch_runtime import embed
     from sessions.enrich.chunking import chunk_message, header_for
@@ -234,9 +235,8 @@ def speed() -> None:
     extract_rates, embed_rates = [], []
     extract_total = embed_total = 0.0
     messages_total = 0
-    for name, session, messages in sample_sessions():
-        if not name.startswith("locomo/"):
-            continue
+    locomo = [s for s in sample_sessions() if s[0].startswith("locomo/")]
+    for _name, session, messages in locomo[:limit]:
         started = time.perf_counter()
         found = rules(session, messages)
         if found:
@@ -271,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dump", action="store_true", help="print every memory as TSV")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed measurement")
+    parser.add_argument(
+        "--speed-sessions", type=int, default=None, help="LoCoMo sessions timed (default: all)"
+    )
     args = parser.parse_args(argv)
     found = extract_all()
     if args.dump:
@@ -284,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     recall(found)
     coverage(found)
     if not args.no_speed:
-        speed()
+        speed(args.speed_sessions)
     return 0
 
 
