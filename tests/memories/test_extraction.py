@@ -281,3 +281,29 @@ def test_a_changed_preference_supersedes_the_old_one(project, django_capture_on_
     assert (old.status, new.status) == (MemoryStatus.SUPERSEDED, MemoryStatus.ACTIVE)
     assert old.topic == new.topic
     assert MemoryLink.objects.filter(source=new, target=old, kind=LinkKind.SUPERSEDES).exists()
+
+
+def test_a_real_session_captured_again_restates_its_memories(
+    project, shared_dir, django_capture_on_commit_callbacks
+):
+    """Aider's user states rules for the work ("Do NOT use Chart.js."); the same transcript
+    captured again as another session adds evidence to the same memories, not new ones."""
+    from sessions.capture.importers import parse_path
+
+    path = shared_dir / "samples" / "aider" / "metadata-aider.chat.history.md"
+    sessions = []
+    for copy in ("first", "second"):
+        [parsed] = parse_path(path)
+        parsed.external_id = f"aider-{copy}"
+        sessions.append(capture_session(project, parsed).session)
+        extract_everything(sessions[-1], django_capture_on_commit_callbacks)
+    memories = Memory.objects.filter(project=project)
+    assert sorted(memories.values_list("content", flat=True)) == [
+        "Do NOT use Chart.js.",
+        "Don't use external libraries.",
+        "Only use vanilla HTML5 Canvas.",
+    ]
+    for memory in memories:
+        assert memory.type == "preference" and memory.status == MemoryStatus.ACTIVE
+        assert {e.session_id for e in memory.evidence.all()} == {s.pk for s in sessions}
+        assert memory.access_count == 1
