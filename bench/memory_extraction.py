@@ -19,7 +19,7 @@ and reports:
 - **LoCoMo coverage**: the share of LoCoMo's ``observation`` facts (per session, each with
   the ``dia_id`` of its turn) for which a memory was extracted from the same turn;
 - **speed**: extraction time per message (the rules, plus embedding the memories they
-  produce in one batch, as ``memories/enrich/run.py`` does) against the pipeline's
+  produce with the query encoder, as ``memories/enrich/run.py`` does) against the pipeline's
   embedding time per message (``chunk_message`` and the same model), measured in the same
   run over the same LoCoMo messages; medians over sessions, and the ratio of the totals.
   Recording the memories in PostgreSQL is not included (nor the messages' own writes).
@@ -228,10 +228,12 @@ def coverage(found: list[dict]) -> None:
 
 def speed(limit: int | None = None) -> None:
     from memories.enrich.offline import matches as rules
+    from sessions.embedding.query import embed_query
     from sessions.embedding.torch_runtime import embed
     from sessions.enrich.chunking import chunk_message, header_for
 
     embed(["warm the model up"])
+    embed_query("warm the query encoder up")
     extract_rates, embed_rates = [], []
     extract_total = embed_total = 0.0
     messages_total = 0
@@ -239,8 +241,8 @@ def speed(limit: int | None = None) -> None:
     for _name, session, messages in locomo[:limit]:
         started = time.perf_counter()
         found = rules(session, messages)
-        if found:
-            embed([f.content for _, f in found])
+        for _, memory in found:
+            embed_query(memory.content)
         extracting = time.perf_counter() - started
         started = time.perf_counter()
         texts = [
