@@ -96,9 +96,10 @@ def extract_session(extraction: MemoryExtraction) -> int:
         .order_by("seq")
         .defer("search_vector", "context_vector")[:MAX_MESSAGES_PER_STEP]
     )
-    extracted = extract_drafts(session, messages)
-    # What the transcript itself states (Memory Stored: blocks, memory files) comes first.
+    # What the transcript itself states (Memory Stored: blocks, memory files) comes first;
+    # the rules do not read those messages again: their author already said what to keep.
     stated = stated_drafts(session, messages)
+    extracted = extract_drafts(session, [m for m in messages if not states_memories(m)])
     drafts = [d for d in [*stated, *extracted.drafts] if not already_recorded(d)]
     for draft in drafts:
         # The query encoder (ONNX): a memory is a sentence or two, and torch's per-call cost
@@ -124,6 +125,11 @@ def extract_session(extraction: MemoryExtraction) -> int:
             extracted.method,
         )
     return len(drafts)
+
+
+def states_memories(message: Message) -> bool:
+    metadata = message.metadata if isinstance(message.metadata, dict) else {}
+    return bool(metadata.get("memory_stored"))
 
 
 def already_recorded(draft) -> bool:
