@@ -1,0 +1,93 @@
+"""Changing a recorded memory: an edit, a deletion (with its reason), a restore, a
+relationship removed. Each locks the row and checks its state first, so two overlapping
+requests cannot both delete or both restore it."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from memories.capture.record import (
+    MemoryConflict,
+    _embed,
+    _tags,
+    fingerprint,
+    soft_delete,
+)
+from memories.forget.decay import priority_of
+from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus
+
+# Columns an edit may set directly; the type's own fields go into ``details``.
+EDITABLE_COLUMNS = ("content", "topic", "tags", "agent", "confidence", "severity", "pinned")
+
+
+def _locked(memory: Memory) -> Memory:
+    return Memory.objects.select_for_update().get(pk=memory.pk)
+
+
+def edit(memory: Memory, columns: dict, details: dict) -> Memory:
+    """Set ``columns`` and merge ``details`` (a key set to None is removed). New content gets
+    a new fingerprint and vector; the priority follows a change of pin, confidence…"""
+    embedding = _embed(columns["content"].strip()) if "content" in columns else None
+    with transaction.atomic():
+        current = _locked(memory)
+        if current.status == MemoryStatus.DELETED:
+            raise MemoryConflict(f"{current.public_id} is deleted; restore it before editing it.")
+        for name, value in columns.items():
+            if name == "content":
+                value = value.strip()
+                current.fingerprint = fingerprint(value)
+                current.embedding = embedding
+            elif name == "tags":
+                value = _tags(value)
+            setattr(current, name, value)
+        merged = {**current.details, **details}
+        current.details = {key: value for key, value in merged.items() if value is not None}
+        current.priority = priority_of(current, timezone.now())
+        current.save()
+    return current
+
+
+def delete(memory: Memory, *, by, reason: str) -> Memory:
+    """Soft-delete (kept, with who and why); 409 when it already is."""
+    with transaction.atomic():
+        current = _locked(memory)
+        if current.status == MemoryStatus.DELETED:
+            raise MemoryConflict(
+                f"{current.public_id} is already deleted "
+                f"(on {current.deleted_at:%Y-%m-%d %H:%M} UTC: {current.delete_reason})."
+            )
+        return soft_delete(current, by=by, reason=reason)
+
+
+def restore(memory: Memory) -> Memory:
+    """Bring a deleted memory back: superseded again if a newer memory still supersedes it,
+    else active."""
+    with transaction.atomic():
+        current = _locked(memory)
+        if current.status != MemoryStatus.DELETED:
+            raise MemoryConflict(f"{current.public_id} is not deleted (it is {current.status}).")
+        superseded = MemoryLink.objects.filter(
+            target=current, kind=LinkKind.SUPERSEDES, source__status=MemoryStatus.ACTIVE
+        ).exists()
+        current.status = MemoryStatus.SUPERSEDED if superseded else MemoryStatus.ACTIVE
+        current.deleted_at = None
+        current.deleted_by = None
+        current.delete_reason = ""
+        current.priority = priority_of(current)
+        current.save()
+    return current
+
+
+def unlink(source: Memory, target: Memory, kind: str) -> bool:
+    """Remove ``source kind target``; False when there was no such relationship. Removing
+    the last ``supersedes`` of a superseded memory makes it active again."""
+    with transaction.atomic():
+        removed, _ = MemoryLink.objects.filter(source=source, target=target, kind=kind).delete()
+        if removed and kind == LinkKind.SUPERSEDES:
+            still = MemoryLink.objects.filter(target=target, kind=LinkKind.SUPERSEDES).exists()
+            if not still:
+                Memory.objects.filter(pk=target.pk, status=MemoryStatus.SUPERSEDED).update(
+                    status=MemoryStatus.ACTIVE, updated_at=timezone.now()
+                )
+    return bool(removed)
