@@ -108,8 +108,10 @@ def find_memory(memories, reference, *, prefer_project_id=None, field=None) -> M
         where = ", ".join(f"{m.project.team.slug}/{m.project.slug}" for m in rows)
         raise exceptions.ValidationError(
             {
-                field or "project": f"{reference} is in several of your projects ({where}): "
-                "name the project with ?project=team/project, or use the memory's number"
+                field or "project": [
+                    f"{reference} is in several of your projects ({where}): name the project "
+                    "with ?project=team/project, or use the memory's number"
+                ]
             }
         )
     return rows[0]
@@ -155,7 +157,9 @@ class MemoryScopedMixin:
             .first()
         )
         if session is None:
-            raise exceptions.ValidationError({field: f"no session {reference!r} in your projects"})
+            raise exceptions.ValidationError(
+                {field: [f"no session {reference!r} in your projects"]}
+            )
         return session
 
     def project_for(self, session: Session | None, reference: str | None):
@@ -320,7 +324,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
             return []
         if session is None:
             raise exceptions.ValidationError(
-                {"evidence": "name the session its messages are in ('session')"}
+                {"evidence": ["name the session its messages are in ('session')"]}
             )
         messages = Message.objects.filter(session=session, seq__in=seqs, removed_at__isnull=True)
         found = {message.seq: message for message in messages}
@@ -328,8 +332,10 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         if missing:
             raise exceptions.ValidationError(
                 {
-                    "evidence": f"session {session.public_id} has no message "
-                    f"{', '.join(f'#{seq}' for seq in missing)}"
+                    "evidence": [
+                        f"session {session.public_id} has no message "
+                        f"{', '.join(f'#{seq}' for seq in missing)}"
+                    ]
                 }
             )
         return [Evidence(found[seq]) for seq in dict.fromkeys(seqs)]
@@ -516,7 +522,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         memory = self.get_memory()
         limit = request.query_params.get("limit", "") or "5"
         if not limit.isdigit() or int(limit) > MAX_RELATED:
-            raise InvalidQuery({"limit": f"must be a whole number from 0 to {MAX_RELATED}"})
+            raise InvalidQuery({"limit": [f"must be a whole number from 0 to {MAX_RELATED}"]})
         found = related(self.access, memory, limit=int(limit))
         body = {"memory": memory.public_id, "links": found.links, "similar": found.similar}
         return Response(RelatedSerializer(body).data)
@@ -590,7 +596,7 @@ class AgentStateView(MemoryScopedMixin, ScopedAPIView):
     )
     def put(self, request, agent: str):
         if len(agent) > 64 or "\x00" in agent or not agent.strip():
-            raise exceptions.ValidationError({"agent": "1 to 64 characters"})
+            raise exceptions.ValidationError({"agent": ["1 to 64 characters"]})
         payload = AgentStateInSerializer(data=json_object(request.data))
         payload.is_valid(raise_exception=True)
         values = dict(payload.validated_data)
