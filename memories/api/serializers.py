@@ -26,6 +26,7 @@ from memories.models import (
 )
 from memories.retrieve.query import MemoryFilters
 from sessions.api.serializers import StorableDateTimeField, StorableFieldsMixin
+from sessions.capture.sanitize import clean_json, clean_surrogates
 
 MAX_TAGS = 20
 MAX_EVIDENCE = 100
@@ -54,6 +55,16 @@ class StrictSerializer(serializers.Serializer):
                     }
                 )
         return super().to_internal_value(data)
+
+    def validate(self, attrs):
+        """Text and JSON as PostgreSQL can store them, as capture stores messages: a lone
+        surrogate becomes U+FFFD, NUL characters inside JSON objects are dropped (text
+        fields refuse them)."""
+        attrs = super().validate(attrs)
+        return {
+            name: clean_json(clean_json(value, clean_surrogates)[0])[0]
+            for name, value in attrs.items()
+        }
 
 
 class StrictSerializerExtension(OpenApiSerializerExtension):
@@ -236,7 +247,16 @@ INPUT_BY_TYPE = {
     MemoryType.FACT: FactInSerializer,
 }
 # What an edit may not change: record a new memory (or link one) instead.
-NOT_EDITABLE = ("type", "project", "session", "evidence", "scope", "supersedes", "links")
+NOT_EDITABLE = (
+    "type",
+    "project",
+    "session",
+    "evidence",
+    "scope",
+    "supersedes",
+    "links",
+    "occurred_at",
+)
 
 
 def input_for(kind) -> type[MemoryInSerializer]:
@@ -295,6 +315,7 @@ class MemorySerializer(serializers.ModelSerializer):
     relevance = serializers.SerializerMethodField(
         help_text="with q: how well it matches, 0..1 (as message search); else null"
     )
+    resolution = serializers.CharField(help_text="a finding's: open or resolved; else empty")
 
     class Meta:
         model = Memory

@@ -53,13 +53,13 @@ from memories.capture.record import (
     resolve,
     update_agent_state,
 )
-from memories.models import Memory, MemoryScope, MemoryStatus, MemoryType, Origin
+from memories.models import LinkKind, Memory, MemoryScope, MemoryStatus, MemoryType, Origin
 from memories.retrieve.access import record_access
 from memories.retrieve.aggregate import timeline, topics
 from memories.retrieve.query import apply, visible
 from memories.retrieve.related import related
 from memories.retrieve.search import search_memories
-from memoryapp.openapi import error
+from memoryapp.openapi import AutoSchema, error
 from search.api.views import InvalidQuery
 from sessions.api.parsers import JSONParser
 from sessions.models import Message, Session
@@ -76,6 +76,15 @@ PROJECT_PARAMETER = OpenApiParameter(
     description="'team/project' or id: the project whose memory {id} is (people with several "
     "projects; an API token looks in its own)",
 )
+
+
+ID_PARAMETER = OpenApiParameter(
+    "id",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="the memory's readable id (DEC-001), or its number",
+)
+DETAIL_PARAMETERS = [ID_PARAMETER, PROJECT_PARAMETER]
 
 
 class MemoryNotFound(exceptions.NotFound):
@@ -131,9 +140,20 @@ def with_listing(queryset):
 
 RECORD_REQUEST = PolymorphicProxySerializer(
     component_name="MemoryIn",
-    serializers=list(INPUT_BY_TYPE.values()),
+    serializers={str(kind): serializer for kind, serializer in INPUT_BY_TYPE.items()},
     resource_type_field_name="type",
 )
+
+
+class MemorySchema(AutoSchema):
+    """Recording takes a body of one of the types (a oneOf, which drf-spectacular does not
+    mark required by itself): the body is required."""
+
+    def get_operation(self, *args, **kwargs):
+        operation = super().get_operation(*args, **kwargs)
+        if operation and "requestBody" in operation and self.view.action == "create":
+            operation["requestBody"]["required"] = True
+        return operation
 
 
 class MemoryScopedMixin:
@@ -210,6 +230,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
     lookup_url_kwarg = "id"
     serializer_class = MemorySerializer
     pagination_class = MemoryCursorPagination
+    schema = MemorySchema()
     sort = "-priority"
 
     @extend_schema(
@@ -341,7 +362,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         return [Evidence(found[seq]) for seq in dict.fromkeys(seqs)]
 
     @extend_schema(
-        parameters=[PROJECT_PARAMETER],
+        parameters=DETAIL_PARAMETERS,
         responses={200: MemoryDetailSerializer, 400: error(400)},
         description="A memory with its evidence and relationships. Reading it counts as an "
         "access (its priority rises). A deleted memory is shown with its status, reason and "
@@ -354,7 +375,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         return Response(MemoryDetailSerializer(memory).data)
 
     @extend_schema(
-        parameters=[PROJECT_PARAMETER],
+        parameters=DETAIL_PARAMETERS,
         request=MemoryPatchSerializer,
         responses={200: MemoryDetailSerializer, 409: error(409)},
         description="Edit a memory: content, topic, tags, agent, confidence, pinned, and its "
@@ -392,7 +413,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
 
     @extend_schema(
         parameters=[
-            PROJECT_PARAMETER,
+            *DETAIL_PARAMETERS,
             OpenApiParameter(
                 "reason", OpenApiTypes.STR, required=True, description="why (kept with it)"
             ),
@@ -409,7 +430,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
-        parameters=[PROJECT_PARAMETER],
+        parameters=DETAIL_PARAMETERS,
         request=None,
         responses={200: MemoryDetailSerializer, 409: error(409)},
         description="Bring a deleted memory back (superseded again if a newer memory still "
@@ -423,7 +444,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         return Response(MemoryDetailSerializer(self.get_memory()).data)
 
     @extend_schema(
-        parameters=[PROJECT_PARAMETER],
+        parameters=DETAIL_PARAMETERS,
         request=ResolveSerializer,
         responses={200: MemoryDetailSerializer, 409: error(409)},
         description="Mark an open finding resolved, with what was done and how it was "
@@ -458,7 +479,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
 
     @extend_schema(
         methods=["POST"],
-        parameters=[PROJECT_PARAMETER],
+        parameters=DETAIL_PARAMETERS,
         request=LinkRequestSerializer,
         responses={201: LinkSerializer, 409: error(409)},
         description="Relate this memory to another: it resolves, led_to, influenced, "
@@ -468,8 +489,14 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
     @extend_schema(
         methods=["DELETE"],
         parameters=[
-            PROJECT_PARAMETER,
-            OpenApiParameter("kind", OpenApiTypes.STR, required=True, description="the kind"),
+            *DETAIL_PARAMETERS,
+            OpenApiParameter(
+                "kind",
+                OpenApiTypes.STR,
+                required=True,
+                enum=LinkKind.values,
+                description="the kind",
+            ),
             OpenApiParameter(
                 "target", OpenApiTypes.STR, required=True, description="the other memory's id"
             ),
@@ -506,7 +533,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
 
     @extend_schema(
         parameters=[
-            PROJECT_PARAMETER,
+            *DETAIL_PARAMETERS,
             OpenApiParameter(
                 "limit",
                 OpenApiTypes.INT,
