@@ -113,19 +113,20 @@ def run(args, client) -> int:
     return 0
 
 
+FILTERS = ("type", "tag", "topic", "agent", "session", "status", "min_priority", "limit")
+ADD_FIELDS = ("rationale", "severity", "confidence", "category", "topic", "agent", "session")
+
+
+def _options(args, names) -> dict:
+    """The options of ``names`` given on the command line (a list left empty is not)."""
+    return {name: getattr(args, name) or None for name in (*names, "project")}
+
+
 def _filters(args) -> dict:
     return {
-        "type": args.type or None,
-        "tag": args.tag,
-        "topic": args.topic,
-        "agent": args.agent,
-        "session": args.session,
-        "status": args.status,
+        **_options(args, FILTERS),
         "resolution": "open" if args.open else None,
-        "min_priority": args.min_priority,
         "include_decayed": True if args.include_decayed else None,
-        "limit": args.limit,
-        "project": args.project,
     }
 
 
@@ -143,14 +144,7 @@ def _show(args, client):
 
 def _add(args, client):
     fields = {
-        "rationale": args.rationale,
-        "severity": args.severity,
-        "confidence": args.confidence,
-        "category": args.category,
-        "topic": args.topic,
-        "agent": args.agent,
-        "session": args.session,
-        "project": args.project,
+        **_options(args, ADD_FIELDS),
         "tags": args.tag or None,
         "evidence": args.evidence or None,
         "supersedes": args.supersedes or None,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 
-from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
 from memories.models import (
@@ -25,6 +24,7 @@ from memories.models import (
     Resolution,
 )
 from memories.retrieve.query import MemoryFilters
+from memoryapp.openapi import KnownParametersOnlyExtension
 from sessions.api.serializers import StorableDateTimeField, StorableFieldsMixin
 from sessions.capture.sanitize import clean_json, clean_surrogates
 
@@ -67,17 +67,10 @@ class StrictSerializer(serializers.Serializer):
         }
 
 
-class StrictSerializerExtension(OpenApiSerializerExtension):
+class StrictSerializerExtension(KnownParametersOnlyExtension):
     """The schema says what ``StrictSerializer`` does: no other properties."""
 
     target_class = StrictSerializer
-    match_subclasses = True
-
-    def map_serializer(self, auto_schema, direction):
-        schema = auto_schema._map_basic_serializer(self.target, direction)
-        if direction == "request":
-            schema["additionalProperties"] = False
-        return schema
 
 
 def text(limit: int, **kwargs) -> serializers.CharField:
@@ -119,6 +112,12 @@ class LinkInSerializer(StrictSerializer):
     target = serializers.CharField(max_length=40, help_text="the other memory's id (DEC-002)")
 
 
+PROJECT_HELP = (
+    "'team/project' or the project's id. Not needed with an API token, nor with a session "
+    "(its project)."
+)
+
+
 class MemoryInSerializer(StorableFieldsMixin, StrictSerializer):
     """The fields every type has."""
 
@@ -126,11 +125,7 @@ class MemoryInSerializer(StorableFieldsMixin, StrictSerializer):
     #: names of this type's own fields, kept in ``details``
     detail_fields: tuple[str, ...] = ()
 
-    project = serializers.CharField(
-        required=False,
-        help_text="'team/project' or the project's id. Not needed with an API token, nor "
-        "with a session (its project).",
-    )
+    project = serializers.CharField(required=False, help_text=PROJECT_HELP)
     content = serializers.CharField(
         max_length=MAX_CONTENT_CHARS,
         help_text="The decision, finding, preference… in one statement.",

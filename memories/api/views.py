@@ -43,16 +43,8 @@ from memories.api.serializers import (
     TopicsSerializer,
     input_for,
 )
+from memories.capture import record as capture
 from memories.capture.edit import EDITABLE_COLUMNS, delete, edit, restore, unlink
-from memories.capture.record import (
-    Evidence,
-    MemoryConflict,
-    MemoryDraft,
-    link,
-    record,
-    resolve,
-    update_agent_state,
-)
 from memories.models import LinkKind, Memory, MemoryScope, MemoryStatus, MemoryType, Origin
 from memories.retrieve.access import record_access
 from memories.retrieve.aggregate import timeline, topics
@@ -266,6 +258,12 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         page = paginator.paginate_queryset(memories, request, view=self)
         return paginator.get_paginated_response(MemorySerializer(page, many=True).data)
 
+    def aggregated(self, request):
+        """The memories an aggregation is over, and the ``limit`` asked for (or None)."""
+        params = self.read_query(AggregateParamsSerializer, request.query_params)
+        _, _, memories = self.filtered(params)
+        return memories, params.validated_data.get("limit")
+
     def ordering(self) -> tuple[str, ...]:
         return SORTS[self.sort]
 
@@ -297,7 +295,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         values = payload.validated_data
         session = self.find_session(values["session"]) if values.get("session") else None
         project = self.project_for(session, values.get("project"))
-        draft = MemoryDraft(
+        draft = capture.MemoryDraft(
             type=values["type"],
             content=values["content"],
             session=session,
@@ -327,9 +325,9 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
             for item in values.get("links", [])
         ]
         with transaction.atomic():  # the memory and its links, or nothing
-            recorded = record(project, draft)
+            recorded = capture.record(project, draft)
             for kind, target in links:
-                link(recorded.memory, target, kind)
+                capture.link(recorded.memory, target, kind)
         memory = with_listing(Memory.objects.filter(pk=recorded.memory.pk)).get()
         memory.outcome = recorded.outcome
         memory.superseded = [old.public_id for old in recorded.superseded]
@@ -340,7 +338,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         )
 
     @staticmethod
-    def evidence(session: Session | None, seqs: list[int]) -> list[Evidence]:
+    def evidence(session: Session | None, seqs: list[int]) -> list[capture.Evidence]:
         if not seqs:
             return []
         if session is None:
@@ -359,16 +357,16 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
                     ]
                 }
             )
-        return [Evidence(found[seq]) for seq in dict.fromkeys(seqs)]
+        return [capture.Evidence(found[seq]) for seq in dict.fromkeys(seqs)]
 
     @extend_schema(
         parameters=DETAIL_PARAMETERS,
         responses={200: MemoryDetailSerializer, 400: error(400)},
-        description="A memory with its evidence and relationships. Reading it counts as an "
-        "access (its priority rises). A deleted memory is shown with its status, reason and "
-        "time, and can be restored.",
     )
     def retrieve(self, request, id=None):
+        """A memory with its evidence and relationships. Reading it counts as an access
+        (its priority rises). A deleted memory is shown with its status, reason and
+        time, and can be restored."""
         memory = self.get_memory()
         if memory.status != MemoryStatus.DELETED:
             record_access([memory])
@@ -378,12 +376,12 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         parameters=DETAIL_PARAMETERS,
         request=MemoryPatchSerializer,
         responses={200: MemoryDetailSerializer, 409: error(409)},
-        description="Edit a memory: content, topic, tags, agent, confidence, pinned, and its "
-        "type's own fields (merged into them; null removes one). Another type's field, or "
-        "one that cannot change (type, session, evidence, scope: record a new memory "
-        "instead), is a 400 naming it. 409 when the memory is deleted.",
     )
     def partial_update(self, request, id=None):
+        """Edit a memory: content, topic, tags, agent, confidence, pinned, and its
+        type's own fields (merged into them; null removes one). Another type's field, or
+        one that cannot change (type, session, evidence, scope: record a new memory
+        instead), is a 400 naming it. 409 when the memory is deleted."""
         memory = self.get_memory()
         self.require(Role.MEMBER, memory.team_id)
         data = dict(json_object(request.data))
@@ -394,7 +392,9 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
             )
         serializer_class = input_for(memory.type) if memory.type in INPUT_BY_TYPE else None
         if serializer_class is None:
-            raise MemoryConflict("An agent state is changed with PUT /api/v1/agent-states/{agent}.")
+            raise capture.MemoryConflict(
+                "An agent state is changed with PUT /api/v1/agent-states/{agent}."
+            )
         removed = {
             name: None
             for name in serializer_class.detail_fields
@@ -419,10 +419,10 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
             ),
         ],
         responses={204: None, 409: error(409)},
-        description="Delete a memory (kept, with the reason, and restorable). 409 when it "
-        "is already deleted. Admins, or an API token with the delete permission.",
     )
     def destroy(self, request, id=None):
+        """Delete a memory (kept, with the reason, and restorable). 409 when it is
+        already deleted. Admins, or an API token with the delete permission."""
         memory = self.get_memory()
         self.require(Role.ADMIN, memory.team_id)
         user = None if self.access.is_agent else request.user
@@ -433,11 +433,11 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         parameters=DETAIL_PARAMETERS,
         request=None,
         responses={200: MemoryDetailSerializer, 409: error(409)},
-        description="Bring a deleted memory back (superseded again if a newer memory still "
-        "replaces it). 409 when it is not deleted. Admins, or a token with delete.",
     )
     @action(detail=True, methods=["post"])
     def restore(self, request, id=None):
+        """Bring a deleted memory back (superseded again if a newer memory still
+        replaces it). 409 when it is not deleted. Admins, or a token with delete."""
         memory = self.get_memory()
         self.require(Role.ADMIN, memory.team_id)
         restore(memory)
@@ -447,19 +447,19 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         parameters=DETAIL_PARAMETERS,
         request=ResolveSerializer,
         responses={200: MemoryDetailSerializer, 409: error(409)},
-        description="Mark an open finding resolved, with what was done and how it was "
-        "verified; resolved_by links the memory that resolves it. 400 (naming type) for a "
-        "memory that is not a finding; 409 when it is already resolved or deleted.",
     )
     @action(detail=True, methods=["post"])
     def resolve(self, request, id=None):
+        """Mark an open finding resolved, with what was done and how it was verified;
+        resolved_by links the memory that resolves it. 400 (naming type) for a memory
+        that is not a finding; 409 when it is already resolved or deleted."""
         memory = self.get_memory()
         self.require(Role.MEMBER, memory.team_id)
         payload = ResolveSerializer(data=json_object(request.data))
         payload.is_valid(raise_exception=True)
         values = payload.validated_data
         if memory.status == MemoryStatus.DELETED:
-            raise MemoryConflict(f"{memory.public_id} is deleted; restore it first.")
+            raise capture.MemoryConflict(f"{memory.public_id} is deleted; restore it first.")
         resolver = None
         if values.get("resolved_by"):
             resolver = find_memory(
@@ -468,7 +468,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
                 prefer_project_id=memory.project_id,
                 field="resolved_by",
             )
-        resolve(
+        capture.resolve(
             memory,
             by=values.get("by") or request.user.get_username(),
             action_taken=values.get("action_taken", ""),
@@ -527,8 +527,8 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
                 )
             return Response(status=status.HTTP_204_NO_CONTENT)
         if MemoryStatus.DELETED in (memory.status, target.status):
-            raise MemoryConflict("A deleted memory cannot be related; restore it first.")
-        made = link(memory, target, kind)
+            raise capture.MemoryConflict("A deleted memory cannot be related; restore it first.")
+        made = capture.link(memory, target, kind)
         return Response(LinkSerializer(made).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -541,11 +541,11 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
             ),
         ],
         responses=RelatedSerializer,
-        description="What relates to a memory: its relationships both ways, then the "
-        "memories nearest to it by meaning that it is not linked to.",
     )
     @action(detail=True, methods=["get"])
     def related(self, request, id=None):
+        """What relates to a memory: its relationships both ways, then the memories
+        nearest to it by meaning that it is not linked to."""
         memory = self.get_memory()
         limit = request.query_params.get("limit", "") or "5"
         if not limit.isdigit() or int(limit) > MAX_RELATED:
@@ -565,9 +565,8 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
     )
     @action(detail=False, methods=["get"], pagination_class=None)
     def topics(self, request):
-        params = self.read_query(AggregateParamsSerializer, request.query_params)
-        _, _, memories = self.filtered(params)
-        found = topics(memories, params.validated_data.get("limit") or 50)
+        memories, limit = self.aggregated(request)
+        found = topics(memories, limit or 50)
         return Response(TopicsSerializer({"topics": [vars(t) for t in found]}).data)
 
     @extend_schema(
@@ -579,11 +578,8 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
     )
     @action(detail=False, methods=["get"], pagination_class=None)
     def timeline(self, request):
-        params = self.read_query(AggregateParamsSerializer, request.query_params)
-        _, _, memories = self.filtered(params)
-        found = timeline(
-            memories.select_related("session"), params.validated_data.get("limit") or 200
-        )
+        memories, limit = self.aggregated(request)
+        found = timeline(memories.select_related("session"), limit or 200)
         return Response(TimelineSerializer(vars(found)).data)
 
 
@@ -630,7 +626,9 @@ class AgentStateView(MemoryScopedMixin, ScopedAPIView):
         session = self.find_session(values.pop("session")) if values.get("session") else None
         project = self.project_for(session, values.pop("project", None))
         by = None if self.access.is_agent else request.user
-        recorded = update_agent_state(project, agent=agent, session=session, state=values, by=by)
+        recorded = capture.update_agent_state(
+            project, agent=agent, session=session, state=values, by=by
+        )
         state = with_listing(Memory.objects.filter(pk=recorded.memory.pk)).get()
         code = status.HTTP_201_CREATED if recorded.outcome == "created" else status.HTTP_200_OK
         return Response(MemorySerializer(state).data, status=code)
