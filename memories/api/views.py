@@ -255,7 +255,7 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
             results = MemorySerializer(ranked, many=True).data
             return Response({"next": None, "previous": None, "results": results})
         self.sort = params.validated_data["sort"]
-        page = paginator.paginate_queryset(memories, request, view=self)
+        page = paginator.paginate_queryset(with_listing(memories), request, view=self)
         return paginator.get_paginated_response(MemorySerializer(page, many=True).data)
 
     def aggregated(self, request):
