@@ -94,11 +94,15 @@ class LinkKind(models.TextChoices):
 
 
 class MemoryQuerySet(models.QuerySet):
-    def live(self):
-        """Not deleted, and not of a session in the trash."""
-        return self.exclude(status=MemoryStatus.DELETED).filter(
+    def of_live_sessions(self):
+        """Not of a session in the trash (a memory of no session counts)."""
+        return self.filter(
             models.Q(session__isnull=True) | models.Q(session__deleted_at__isnull=True)
         )
+
+    def live(self):
+        """Not deleted, and not of a session in the trash."""
+        return self.exclude(status=MemoryStatus.DELETED).of_live_sessions()
 
     def active(self):
         return self.live().filter(status=MemoryStatus.ACTIVE)

@@ -52,6 +52,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from memories.capture.record import InvalidMemory, MemoryConflict
 from memoryapp.error_codes import ErrorCode, code_for_status, own_code
 from sessions.capture.importers.base import ImportFormatError, ImportTooLarge
 from sessions.capture.service import CaptureError, QuotaExceeded
@@ -74,6 +75,7 @@ CODE_BY_TYPE = (
     (ImportTooLarge, ErrorCode.TOO_LARGE),
     (ImportFormatError, ErrorCode.IMPORT_UNREADABLE),
     (LifecycleConflict, ErrorCode.CONFLICT),
+    (MemoryConflict, ErrorCode.CONFLICT),
     (exceptions.ParseError, ErrorCode.MALFORMED_REQUEST),
     (psycopg.errors.LockNotAvailable, ErrorCode.LOCK_TIMEOUT),
     (psycopg.errors.DataCorrupted | psycopg.errors.IndexCorrupted, ErrorCode.CORRUPTION_DETECTED),
@@ -152,6 +154,10 @@ def domain_error_response(exc: BaseException) -> Response | None:
         return Response(body, status=exc.status)
     if isinstance(exc, LifecycleConflict):  # with the state it is in (in the trash, since…)
         return Response({"detail": str(exc), **exc.state}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, InvalidMemory):  # a memory that cannot be written, by its field
+        return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, MemoryConflict):  # a supersedes cycle, a finding resolved twice…
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     return None
 
 

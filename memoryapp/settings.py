@@ -241,6 +241,22 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "EntityTypeEnum": "sessions.models.EntityType",
         "ErrorCodeEnum": "memoryapp.error_codes.choices",
+        # The memories API's choice sets (memories/api/serializers.py); a session's status
+        # and a deletion's scope keep their names beside a memory's.
+        "StatusEnum": "sessions.models.SessionStatus",
+        "ScopeEnum": "sessions.models.DeletionScope",
+        "MemoryTypeEnum": "memories.models.MemoryType",
+        "MemoryStatusEnum": "memories.models.MemoryStatus",
+        "MemoryScopeEnum": "memories.models.MemoryScope",
+        "MemoryStatusFilterEnum": "memories.api.serializers.STATUS_FILTER",
+        "DecisionConfidenceEnum": "memories.api.serializers.DECISION_CONFIDENCE",
+        "PreferenceConfidenceEnum": "memories.api.serializers.PREFERENCE_CONFIDENCE",
+        "ConfidenceFilterEnum": "memories.api.serializers.ANY_CONFIDENCE",
+        "DecisionTypeEnum": ["decision"],
+        "FindingTypeEnum": ["finding"],
+        "PreferenceTypeEnum": ["preference"],
+        "LearningTypeEnum": ["learning"],
+        "FactTypeEnum": ["fact"],
     },
 }
 

@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/v1/", include("memories.api.urls_portable")),  # before memories/<id> routes
     path("api/v1/", include("search.api.urls")),
     path("api/v1/", include("sessions.api.urls")),
+    path("api/v1/", include("memories.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI from the app's static files; the split view serves its start-up script as a
     # file of its own (?script), and our template drops the inline style: no inline code.

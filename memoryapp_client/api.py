@@ -199,3 +199,118 @@ class MemoryClient:
         if not session_id or not str(session_id).strip():
             raise MemoryError("give a session id (e.g. 2025-01-15-architect-1a2b3c)")
         return "/api/v1/sessions/" + urllib.parse.quote(str(session_id).strip(), safe="")
+
+    # -- memories: decisions, findings, preferences, agent state ----------------------
+
+    def record_memory(self, type: str, content: str, **fields: Any) -> dict:
+        """POST /api/v1/memories: one memory with its type's own fields (a decision's
+        ``rationale``, ``alternatives_considered=[{"option", "rejected_because"}]``, a
+        finding's ``severity``, ``location``, a preference's ``confidence``, ``applies_to``…)
+        and the common ones: ``tags``, ``topic``, ``agent``, ``scope``, ``session`` (its id),
+        ``evidence`` (message numbers), ``supersedes`` (ids), ``links=[{"kind", "target"}]``.
+        The answer's ``outcome`` is "merged" when it restated a memory already recorded."""
+        body = {"type": type, "content": content, **_present(fields)}
+        return self.request("POST", "/api/v1/memories", json_body=body)
+
+    def record_decision(self, decision: str, **fields: Any) -> dict:
+        """A decision: ``rationale``, ``alternatives_considered``, ``agreed_by``,
+        ``agents_involved``, ``confidence`` (high|medium|low|uncertain), ``reversible``,
+        ``implementation_impact`` (high|medium|low), and the common fields."""
+        return self.record_memory("decision", decision, **fields)
+
+    def record_finding(self, finding: str, **fields: Any) -> dict:
+        """A finding (open until resolved): ``severity`` (critical|important|minor),
+        ``category``, ``location={"artifact", "section", "line_numbers"}``, ``impact``,
+        ``root_cause``, ``next_steps``, and the common fields."""
+        return self.record_memory("finding", finding, **fields)
+
+    def record_preference(self, preference: str, **fields: Any) -> dict:
+        """A preference: ``category``, ``topic``, ``confidence`` (explicit|inferred|
+        uncertain), ``source``, ``context``, ``applies_to={"projects", "domains"}``."""
+        return self.record_memory("preference", preference, **fields)
+
+    def update_agent_state(self, agent: str, session: str | None = None, **sections: Any) -> dict:
+        """PUT /api/v1/agent-states/{agent}: the sections given (``current_context``,
+        ``working_memory``, ``session_learnings``, ``memory_refs``) replace those of the
+        agent's state in ``session`` (or in the project); the others are kept."""
+        body = _present({"session": session, **sections})
+        return self.request("PUT", self._agent_path(agent), json_body=body)
+
+    def agent_state(self, agent: str, session: str | None = None) -> dict:
+        return self.request(
+            "GET", self._agent_path(agent), params=_present({"session": session}) or None
+        )
+
+    def memories(self, **filters: Any) -> dict:
+        """GET /api/v1/memories: ``type`` (one or a list), ``tag``, ``topic``, ``agent``,
+        ``session``, ``after``, ``before``, ``confidence``, ``status``, ``resolution``,
+        ``min_priority``, ``include_decayed``, ``pinned``, ``sort``, ``limit``, ``cursor``;
+        ``q`` searches by meaning and keyword. Returns ``{"results": [...], "next": ...}``."""
+        params = {
+            key: ",".join(value) if isinstance(value, list | tuple) else _query_value(value)
+            for key, value in _present(filters).items()
+        }
+        return self.request("GET", "/api/v1/memories", params=params or None)
+
+    def memory(self, memory_id: str, project: str | None = None) -> dict:
+        """GET /api/v1/memories/{id} (``DEC-001``): with its evidence and relationships.
+        Reading it counts as an access."""
+        params = _present({"project": project}) or None
+        return self.request("GET", self._memory_path(memory_id), params=params)
+
+    def resolve_finding(
+        self, finding_id: str, project: str | None = None, **resolution: Any
+    ) -> dict:
+        """POST /api/v1/memories/{id}/resolve: ``action_taken``, ``verification``, ``by``,
+        ``resolved_by`` (the id of the memory that resolves it)."""
+        return self.request(
+            "POST",
+            f"{self._memory_path(finding_id)}/resolve",
+            params=_present({"project": project}) or None,
+            json_body=_present(resolution),
+        )
+
+    def link_memories(self, source: str, kind: str, target: str) -> dict:
+        """``source`` resolves | led_to | influenced | supersedes | relates_to ``target``."""
+        return self.request(
+            "POST",
+            f"{self._memory_path(source)}/links",
+            json_body={"kind": kind, "target": target},
+        )
+
+    def related_memories(self, memory_id: str, limit: int = 5) -> dict:
+        return self.request(
+            "GET", f"{self._memory_path(memory_id)}/related", params={"limit": limit}
+        )
+
+    def get_relevant_decisions(self, topic: str, limit: int = 10) -> list[dict]:
+        """The decisions most relevant to ``topic``, by meaning and keyword."""
+        return self.memories(type="decision", q=topic, limit=limit)["results"]
+
+    def get_open_findings(self, topic: str | None = None, limit: int = 50) -> list[dict]:
+        """Findings not resolved yet (about ``topic`` when given), most important first."""
+        found = self.memories(type="finding", resolution="open", q=topic, limit=limit)
+        return found["results"]
+
+    def get_user_preferences(self, topic: str | None = None, limit: int = 50) -> list[dict]:
+        """The people's preferences (about ``topic`` when given), most important first."""
+        return self.memories(type="preference", q=topic, limit=limit)["results"]
+
+    @staticmethod
+    def _memory_path(memory_id: str) -> str:
+        if not memory_id or not str(memory_id).strip():
+            raise MemoryError("give a memory id (e.g. DEC-001)")
+        return "/api/v1/memories/" + urllib.parse.quote(str(memory_id).strip(), safe="")
+
+    @staticmethod
+    def _agent_path(agent: str) -> str:
+        if not agent or not str(agent).strip():
+            raise MemoryError("give the agent's name (e.g. architect)")
+        return "/api/v1/agent-states/" + urllib.parse.quote(str(agent).strip(), safe="")
+
+
+def _query_value(value: Any) -> str:
+    """A query parameter as the API reads it (booleans as true/false)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -6,6 +6,8 @@
     memoryapp search QUERY                   hybrid search over past sessions' messages
     memoryapp context QUERY                  past sessions relevant to QUERY, as Markdown
     memoryapp resume SESSION_ID              a session's summary and last messages
+    memoryapp memories list|show|add|resolve|search
+                                             the team's decisions, findings, preferences
 
 Server and token come from MEMORYAPP_URL (default http://127.0.0.1:8000) and MEMORYAPP_TOKEN.
 """
@@ -20,6 +22,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from memoryapp_client import memories_cli
 from memoryapp_client.api import MemoryClient, MemoryError
 from memoryapp_client.transcript_files import find_transcripts
 
@@ -406,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     res.add_argument("--json", action="store_true", help="print the server's JSON response")
 
+    memories_cli.add_parser(sub, raw)
+
     args = parser.parse_args(argv)
     if args.command == "capture":
         if not args.paths and not args.hook:
@@ -428,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
         return context(args)
     if args.command == "resume":
         return resume(args)
+    if args.command == "memories":
+        client = _client(args)
+        return memories_cli.run(args, client) if client is not None else 2
     return 2
 
 

@@ -1,13 +1,16 @@
-"""A person's edits of one memory: its wording and labels, and pinning.
+"""Changing a recorded memory: an edit, pinning, a deletion (with its reason), a restore, a
+relationship removed. Each locks the row and checks its state first, so two overlapping
+requests cannot both delete or both restore it, and two people saving at once apply one
+after the other.
 
 An edit is what someone deliberately wrote, so it neither merges nor supersedes (that is
-``record``'s job for new statements); changed content gets a new fingerprint and vector so
-search and the restatement check see the new wording. Each change locks the row first, so
-two people saving at once apply one after the other."""
+``record``'s job for new statements); changed content gets a new fingerprint and vector, so
+search and the restatement check see the new wording."""
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils import timezone
 
 from memories.capture.record import (
     InvalidMemory,
@@ -16,56 +19,100 @@ from memories.capture.record import (
     _embed,
     _tags,
     fingerprint,
+    soft_delete,
     validate,
 )
 from memories.forget.decay import priority_of
-from memories.models import Memory, MemoryStatus
+from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus
 
-EDITABLE = ("content", "topic", "tags", "confidence", "severity")
+# Columns an edit may set directly; the type's own fields go into ``details``.
+EDITABLE_COLUMNS = ("content", "topic", "tags", "agent", "confidence", "severity", "pinned")
 
 
 def _locked(memory: Memory) -> Memory:
-    current = Memory.objects.select_for_update().get(pk=memory.pk)
-    if current.status == MemoryStatus.DELETED:
-        raise MemoryConflict(f"{current.public_id} was deleted.")
-    return current
+    return Memory.objects.select_for_update().get(pk=memory.pk)
 
 
-def edit(memory: Memory, **changes) -> Memory:
-    """Apply ``changes`` (some of ``EDITABLE``); returns the saved memory."""
-    unknown = set(changes) - set(EDITABLE)
+def edit(memory: Memory, columns: dict | None = None, details: dict | None = None, **changes):
+    """Set ``columns`` (or keyword ``changes``, some of ``EDITABLE_COLUMNS``) and merge
+    ``details`` (a key set to None is removed). The priority follows a change of pin,
+    confidence…; returns the saved memory."""
+    columns = {**(columns or {}), **changes}
+    unknown = sorted(set(columns) - set(EDITABLE_COLUMNS))
     if unknown:
-        raise InvalidMemory(f"'{sorted(unknown)[0]}' cannot be edited.", sorted(unknown)[0])
-    content = changes.get("content")
-    if content is not None:
+        raise InvalidMemory(f"'{unknown[0]}' cannot be edited.", unknown[0])
+    embedding = None
+    if "content" in columns:
         # The checks a new memory's content gets (empty, too long), naming the field.
-        validate(memory.project, MemoryDraft(type=memory.type, content=content))
-        content = content.strip()
-    # Embedded before the row is locked, so a slow model never holds the lock.
-    vector = _embed(content) if content is not None and content != memory.content else None
+        validate(memory.project, MemoryDraft(type=memory.type, content=columns["content"]))
+        columns["content"] = columns["content"].strip()
+        # Embedded before the row is locked, so a slow model never holds the lock.
+        embedding = _embed(columns["content"])
     with transaction.atomic():
         current = _locked(memory)
-        if content is not None and content != current.content:
-            current.content = content
-            current.fingerprint = fingerprint(content)
-            current.embedding = vector if vector is not None else _embed(content)
-        if "topic" in changes:
-            current.topic = changes["topic"].strip()[:100]
-        if "tags" in changes:
-            current.tags = _tags(changes["tags"])
-        for name in ("confidence", "severity"):
-            if name in changes:
-                setattr(current, name, changes[name].strip())
-        current.priority = priority_of(current)
+        if current.status == MemoryStatus.DELETED:
+            raise MemoryConflict(f"{current.public_id} is deleted; restore it before editing it.")
+        for name, value in columns.items():
+            if name == "content":
+                current.fingerprint = fingerprint(value)
+                current.embedding = embedding
+            elif name == "tags":
+                value = _tags(value)
+            elif isinstance(value, str):
+                value = value.strip()[:100] if name == "topic" else value.strip()
+            setattr(current, name, value)
+        merged = {**current.details, **(details or {})}
+        current.details = {key: value for key, value in merged.items() if value is not None}
+        current.priority = priority_of(current, timezone.now())
         current.save()
     return current
 
 
 def set_pinned(memory: Memory, pinned: bool) -> Memory:
     """Pin (it never decays) or unpin; the priority follows at once."""
+    return edit(memory, {"pinned": pinned})
+
+
+def delete(memory: Memory, *, by, reason: str) -> Memory:
+    """Soft-delete (kept, with who and why); 409 when it already is."""
     with transaction.atomic():
         current = _locked(memory)
-        current.pinned = pinned
+        if current.status == MemoryStatus.DELETED:
+            raise MemoryConflict(
+                f"{current.public_id} is already deleted "
+                f"(on {current.deleted_at:%Y-%m-%d %H:%M} UTC: {current.delete_reason})."
+            )
+        return soft_delete(current, by=by, reason=reason)
+
+
+def restore(memory: Memory) -> Memory:
+    """Bring a deleted memory back: superseded again if a newer memory still supersedes it,
+    else active."""
+    with transaction.atomic():
+        current = _locked(memory)
+        if current.status != MemoryStatus.DELETED:
+            raise MemoryConflict(f"{current.public_id} is not deleted (it is {current.status}).")
+        superseded = MemoryLink.objects.filter(
+            target=current, kind=LinkKind.SUPERSEDES, source__status=MemoryStatus.ACTIVE
+        ).exists()
+        current.status = MemoryStatus.SUPERSEDED if superseded else MemoryStatus.ACTIVE
+        current.deleted_at = None
+        current.deleted_by = None
+        current.delete_reason = ""
         current.priority = priority_of(current)
-        current.save(update_fields=["pinned", "priority", "updated_at"])
+        current.save()
     return current
+
+
+def unlink(source: Memory, target: Memory, kind: str) -> bool:
+    """Remove ``source kind target``; False when there was no such relationship. Removing
+    the last ``supersedes`` of a superseded memory makes it active again."""
+    with transaction.atomic():
+        removed, _ = MemoryLink.objects.filter(source=source, target=target, kind=kind).delete()
+        if removed and kind == LinkKind.SUPERSEDES:
+            still = MemoryLink.objects.filter(target=target, kind=LinkKind.SUPERSEDES).exists()
+            if not still:
+                Memory.objects.filter(pk=target.pk, status=MemoryStatus.SUPERSEDED).update(
+                    status=MemoryStatus.ACTIVE, updated_at=timezone.now()
+                )
+    return bool(removed)

@@ -378,7 +378,7 @@ def update_agent_state(
         current = (
             Memory.objects.active()
             .filter(project=project, type=MemoryType.AGENT_STATE, agent=agent, session=session)
-            .select_for_update()
+            .select_for_update(of=("self",))  # not the outer-joined session
             .first()
         )
         if current is None:

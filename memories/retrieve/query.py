@@ -36,11 +36,13 @@ class MemoryFilters:
     pinned: bool | None = None
 
 
-def visible(access: Access):
+def visible(access: Access, *, include_deleted: bool = False):
     """The memories ``access`` may see, not deleted, not of a trashed session: those of its
     projects, and the team-scoped memories of its teams (shared with every agent of the
-    team, whatever its project)."""
-    memories = Memory.objects.live().filter(team_id__in=access.team_ids)
+    team, whatever its project). ``include_deleted`` keeps deleted ones (to show, delete or
+    restore one by its id)."""
+    memories = Memory.objects.live() if not include_deleted else Memory.objects.of_live_sessions()
+    memories = memories.filter(team_id__in=access.team_ids)
     if access.project_ids is not None:
         memories = memories.filter(Q(project_id__in=access.project_ids) | Q(scope=MemoryScope.TEAM))
     return memories

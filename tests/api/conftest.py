@@ -8,6 +8,7 @@ import schemathesis
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 
+from memories.capture.record import MemoryDraft, record
 from memoryapp.wsgi import application
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
@@ -18,6 +19,7 @@ from tests.factories import ProjectFactory
 
 ALIVE_ID = "2025-01-15-architect-a7b3c9"
 TRASHED_ID = "2025-01-16-architect-d4e5f6"
+MEMORY_IDS = ("DEC-001", "FIND-001")
 
 # NDJSON goes on the wire as the UTF-8 text the schema describes (a string); schemathesis
 # has no serializer of its own for it.
@@ -61,9 +63,11 @@ def wsgi(db):
 @pytest.fixture
 def api_token(wsgi):
     """A project API token whose project holds a session with messages (ALIVE_ID) and one in
-    the trash (TRASHED_ID)."""
+    the trash (TRASHED_ID), a decision and an open finding (MEMORY_IDS)."""
     project = ProjectFactory()
-    seed_session(project, ALIVE_ID, "Token storage")
+    alive = seed_session(project, ALIVE_ID, "Token storage")
+    for kind, content in (("decision", "Hash API tokens with SHA-256"), ("finding", "No expiry")):
+        record(project, MemoryDraft(type=kind, content=content, session=alive))
     soft_delete(seed_session(project, TRASHED_ID, "Old notes"), by=None, reason="test")
     _, raw = ApiToken.issue(project, name="schemathesis")
     return raw

@@ -5,9 +5,9 @@ Every check runs (no server error, documented status codes, content types, heade
 response bodies, negative data rejected, positive data accepted, ...), in schemathesis's
 examples, coverage and fuzzing phases; the fuzzing phase is bounded (MAX_EXAMPLES per
 operation) and seeded, so a run is the same every time and fits CI (about a minute).
-Path ``{id}`` parameters are drawn partly from sessions that exist (one alive with
-messages, one in the trash), so reads and writes reach real data rather than answering 404
-to every random id.
+Path ``{id}`` parameters are drawn partly from sessions and memories that exist (a session
+alive with messages, one in the trash, a decision and a finding), so reads and writes reach
+real data rather than answering 404 to every random id.
 
 One check is narrowed, not dropped: some endpoints apply rules a JSON schema cannot state
 (one field relative to another, the project a token belongs to, the content of an uploaded
@@ -24,7 +24,8 @@ import pytest
 from hypothesis import strategies as st
 from schemathesis.checks import positive_data_acceptance
 
-from tests.api.conftest import ALIVE_ID, TRASHED_ID, load_schema
+from memories.api.serializers import MemoryPatchSerializer
+from tests.api.conftest import ALIVE_ID, MEMORY_IDS, TRASHED_ID, load_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -62,6 +63,36 @@ RULES_BEYOND_THE_SCHEMA = {
         "line",
         "field",
     },
+    # Memories: a session named must be one of the caller's; a readable id found in several
+    # projects asks for the project; evidence must be messages of the session; a memory
+    # scoped to a session needs one; resolving is for findings; a delete needs its reason.
+    **{
+        f"{method} /api/v1/memories{path}": {"project", "session"}
+        for method, path in (
+            ("GET", ""),
+            ("GET", "/{id}"),
+            ("PATCH", "/{id}"),
+            ("DELETE", "/{id}"),
+            ("POST", "/{id}/restore"),
+            ("POST", "/{id}/resolve"),
+            ("POST", "/{id}/links"),
+            ("DELETE", "/{id}/links"),
+            ("GET", "/{id}/related"),
+            ("GET", "/topics"),
+            ("GET", "/timeline"),
+        )
+    },
+    "GET /api/v1/memories": {"project", "session", "after", "before"},
+    "GET /api/v1/memories/topics": {"project", "session", "after", "before"},
+    "GET /api/v1/memories/timeline": {"project", "session", "after", "before"},
+    "POST /api/v1/memories": {"project", "session", "evidence", "scope", "occurred_at"},
+    "DELETE /api/v1/memories/{id}": {"project", "reason"},
+    # An edit takes the fields of the memory's own type only (DEC-001 has no severity).
+    "PATCH /api/v1/memories/{id}": {"project", *MemoryPatchSerializer().fields},
+    "POST /api/v1/memories/{id}/resolve": {"project", "type"},
+    "POST /api/v1/memories/{id}/links": {"project", "target", "kind"},
+    "GET /api/v1/agent-states/{agent}": {"project", "session"},
+    "PUT /api/v1/agent-states/{agent}": {"project", "session", "agent"},
 }
 
 schema = load_schema()
@@ -75,6 +106,7 @@ def flatmap_path_parameters(context, path_parameters):
         [
             {**path_parameters, "id": ALIVE_ID},
             {**path_parameters, "id": TRASHED_ID},
+            *({**path_parameters, "id": memory} for memory in MEMORY_IDS),
             path_parameters,
         ]
     )
