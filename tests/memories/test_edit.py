@@ -64,7 +64,7 @@ def test_refused_edits_name_the_field_and_write_nothing(finding, changes, field)
 
 def test_a_deleted_memory_is_a_conflict(finding):
     soft_delete(finding, reason="duplicate")
-    with pytest.raises(MemoryConflict, match="was deleted"):
+    with pytest.raises(MemoryConflict, match="is deleted"):
         edit(finding, topic="cache")
     with pytest.raises(MemoryConflict):
         set_pinned(finding, True)
