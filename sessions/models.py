@@ -46,6 +46,7 @@ class SourceFormat(models.TextChoices):
     ANTHROPIC_SESSION = "anthropic_session", "Anthropic session folder"
     NDJSON_EVENTS = "ndjson_events", "NDJSON events"
     CONVERSATION_MD = "conversation_md", "conversation.md"
+    BMAD_SESSION = "bmad_session", "BMAD session folder"
 
 
 # Choices whose label is their name in title case ("completed" is shown as "Completed") give

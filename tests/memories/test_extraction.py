@@ -116,6 +116,40 @@ def test_a_session_gets_memories_linked_to_their_messages(
     assert found["decision"].evidence.get().message.seq == 3
 
 
+def test_a_coding_session_sent_as_plain_messages_still_gives_decisions_and_findings(
+    project, django_capture_on_commit_callbacks
+):
+    """No tool calls (an agent's hook posting only the conversation): the files the session
+    talks about show it is work, so the agent's decision and finding are kept."""
+    parsed = ParsedSession(
+        source_format="api",
+        agent_name="claude-code",
+        messages=[
+            ParsedMessage(role="user", content=TASK),
+            ParsedMessage(role="assistant", content=FOUND),
+        ],
+    )
+    session = capture_session(project, parsed).session
+    extract_everything(session, django_capture_on_commit_callbacks)
+    assert {m.type for m in memories_of(session)} == {"preference", "finding", "decision"}
+
+
+def test_a_chat_with_an_assistant_keeps_only_what_the_person_says(
+    project, django_capture_on_commit_callbacks
+):
+    parsed = ParsedSession(
+        source_format="chatgpt",
+        agent_name="chatgpt",
+        messages=[
+            ParsedMessage(role="user", content="I prefer vegetarian recipes."),
+            ParsedMessage(role="assistant", content="We decided to use tofu because it is cheap."),
+        ],
+    )
+    session = capture_session(project, parsed).session
+    extract_everything(session, django_capture_on_commit_callbacks)
+    assert [m.type for m in memories_of(session)] == ["preference"]
+
+
 def test_extraction_is_incremental_and_idempotent(project, django_capture_on_commit_callbacks):
     session = capture_session(project, agent_session(("user", TASK), ("assistant", FOUND))).session
     extract_everything(session, django_capture_on_commit_callbacks)
