@@ -18,28 +18,12 @@ from memories.models import MemoryScope, Origin
 from sessions.enrich.entities import extract_from_text
 from sessions.enrich.text import content_words
 from sessions.enrich.transcript import attr
-from sessions.models import Entity, EntityType, Message, Session, SourceFormat
+from sessions.models import Message, Session
 
 RULES = (decisions.match, findings.match, learnings.match, preferences.match, facts.match)
 MAX_TAGS = 8
 KIND_SAMPLE = 200
 _TAGGED_ENTITIES = ("FILE", "PACKAGE")
-# Transcripts only agents at work write; and what code talk is made of.
-AGENT_FORMATS = {
-    SourceFormat.CLAUDE_CODE,
-    SourceFormat.CODEX,
-    SourceFormat.AIDER,
-    SourceFormat.ANTHROPIC_SESSION,
-    SourceFormat.CONVERSATION_MD,
-    SourceFormat.BMAD_SESSION,
-}
-CODE_ENTITIES = (
-    EntityType.FILE,
-    EntityType.FUNCTION,
-    EntityType.CLASS,
-    EntityType.ERROR,
-    EntityType.COMMAND,
-)
 
 
 def matches(
@@ -69,24 +53,17 @@ def extract(session: Session, messages: Sequence[Message]) -> list[MemoryDraft]:
 
 def session_kind(session: Session) -> Kind:
     """The session's kind from its opening messages (whether people chat is plain from the
-    first ones) and whether an agent is at work in it: it calls tools anywhere, or it was
-    captured from an agent's own transcript or workflow, or it is about code (the enrichment
-    found files, functions, errors or commands in it). A coding agent's session sent over
-    the API as plain messages has no tool calls, and is still work."""
+    first ones), and whether an agent is at work in it anywhere (``sentences.at_work``)."""
     opening = list(
         Message.objects.of_session(session)
         .filter(removed_at__isnull=True)
         .order_by("seq")
-        .only("role", "author", "tool_name", "metadata")[:KIND_SAMPLE]
+        .only("role", "author", "tool_name", "metadata", "content")[:KIND_SAMPLE]
     )
-    work = (
-        any(m.role == "tool" or m.tool_name for m in opening)
-        or session.source_format in AGENT_FORMATS
-        or session.workflow not in ("", "none")
-        or Message.objects.of_session(session).filter(role="tool").exists()
-        or Entity.objects.of_session(session).filter(type__in=CODE_ENTITIES).exists()
-    )
-    return Kind(chat=kind_of(opening).chat, tools=work)
+    kind = kind_of(opening, session)
+    if not kind.tools and Message.objects.of_session(session).filter(role="tool").exists():
+        kind = Kind(chat=kind.chat, tools=True)
+    return kind
 
 
 def draft_of(session: Any, statement: Statement, found: Match, topics: list[str]) -> MemoryDraft:

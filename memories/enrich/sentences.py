@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessions.enrich.entities import extract_from_text
 from sessions.enrich.summary.chat import is_chat_between_people
 from sessions.enrich.text import prose_segments, split_sentences
 from sessions.enrich.transcript import attr, is_injected
@@ -73,12 +74,41 @@ class Kind:
     messages does not show it)."""
 
     chat: bool  # a conversation between people (LoCoMo-like)
-    tools: bool  # an agent at work: it calls tools
+    tools: bool  # an agent at work (see ``at_work``)
 
 
-def kind_of(messages: Sequence[Any]) -> Kind:
-    tools = any(attr(m, "role") == "tool" or attr(m, "tool_name") for m in messages)
-    return Kind(chat=is_chat_between_people(messages), tools=tools)
+# Transcripts only agents at work write, and what code talk is made of.
+AGENT_FORMATS = {
+    "claude_code",
+    "codex",
+    "aider",
+    "anthropic_session",
+    "conversation_md",
+    "bmad_session",
+}
+CODE_SCAN_CHARS = 5000  # of each message: code talk shows early
+CODE_ENTITIES = {"FILE", "FUNCTION", "CLASS", "ERROR", "COMMAND"}
+
+
+def at_work(session: Any, messages: Sequence[Any]) -> bool:
+    """An agent at work: it calls tools, or the session comes from an agent's own transcript
+    or a workflow, or it talks about code (files, functions, errors, commands). A coding
+    agent's session posted as plain messages has no tool calls, and is still work."""
+    if any(attr(m, "role") == "tool" or attr(m, "tool_name") for m in messages):
+        return True
+    if attr(session, "source_format", "") in AGENT_FORMATS:
+        return True
+    if attr(session, "workflow", "none") not in ("", "none"):
+        return True
+    return any(
+        kind in CODE_ENTITIES
+        for m in messages
+        for kind, *_ in extract_from_text(str(attr(m, "content") or "")[:CODE_SCAN_CHARS])
+    )
+
+
+def kind_of(messages: Sequence[Any], session: Any = None) -> Kind:
+    return Kind(chat=is_chat_between_people(messages), tools=at_work(session, messages))
 
 
 def statements(
@@ -86,7 +116,7 @@ def statements(
 ) -> Iterator[Statement]:
     """The stated sentences of ``messages`` (in order), who said them, and the message;
     ``kind`` is the whole session's (by default, read from ``messages``)."""
-    kind = kind or kind_of(messages)
+    kind = kind or kind_of(messages, session)
     chat, tools = kind.chat, kind.tools
     for message in messages:
         role = attr(message, "role")
