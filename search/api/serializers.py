@@ -109,7 +109,14 @@ class SessionHitSerializer(serializers.Serializer):
 
 
 class ContextParamsSerializer(FiltersSerializer):
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
+    query = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MAX_QUERY_CHARS,
+        help_text="what the agent is about to work on; without it, where the project stands: "
+        "recent decisions, open findings, preferences and the latest sessions' summaries",
+    )
     current_agent = serializers.CharField(
         required=False, max_length=64, help_text="only sessions of this agent"
     )
@@ -180,12 +187,24 @@ class ContextBlockSerializer(serializers.Serializer):
     )
 
 
+class ContextSectionSerializer(serializers.Serializer):
+    """A part of the context other than sessions (decisions, open findings, preferences)."""
+
+    heading = serializers.CharField(help_text="its Markdown heading, e.g. '## Decisions'")
+    relevance = RoundedFloatField(4, help_text="its best line's relevance; 1 without a query")
+    tokens = serializers.IntegerField()
+    ids = serializers.ListField(
+        child=serializers.CharField(), help_text="the ids of what it shows (DEC-002 …)"
+    )
+
+
 class ContextSerializer(serializers.Serializer):
     markdown = serializers.CharField()
     tokens = serializers.IntegerField()
     max_tokens = serializers.IntegerField()
     tokenizer = serializers.SerializerMethodField()
     sessions = ContextBlockSerializer(many=True, source="blocks")
+    sections = ContextSectionSerializer(many=True)
 
     def get_tokenizer(self, context) -> str:
         return TOKENIZER
