@@ -67,7 +67,12 @@ def _flat(value) -> str:
 
 
 def _filters(request: SectionRequest) -> MemoryFilters:
-    return MemoryFilters(types=tuple(HEADINGS), after=request.filters.after)
+    # The sessions' time range, when one is asked for, applies to when a memory was said.
+    return MemoryFilters(
+        types=tuple(HEADINGS),
+        after=request.filters.started_after,
+        before=request.filters.started_before,
+    )
 
 
 def _shown(queryset, request: SectionRequest):
