@@ -10,6 +10,8 @@ class MemoriesConfig(AppConfig):
         # registers into their hooks.
         from memories import receivers  # noqa: F401
         from memories.retrieve.context import memory_sections
-        from search import context_sections
+        from memories.retrieve.keys import evidence_messages
+        from search import context_sections, extra_keys
 
         context_sections.register(memory_sections)
+        extra_keys.register(evidence_messages)

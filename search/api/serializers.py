@@ -38,6 +38,14 @@ class SearchParamsSerializer(FiltersSerializer):
     mode = serializers.ChoiceField(choices=MODES, default="hybrid")
     limit = serializers.IntegerField(default=10, min_value=1, max_value=MAX_LIMIT)
     min_relevance = serializers.FloatField(default=0.0, min_value=0.0, max_value=1.0)
+    memory_keys = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="also find messages through the memories recorded from them (a memory "
+        "matching the query points to its messages); unset: the server's default "
+        "(SEARCH_MEMORY_KEYS, off unless configured)",
+    )
     group = serializers.BooleanField(
         default=False, help_text="one entry per session, with its best messages"
     )

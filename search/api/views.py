@@ -148,6 +148,7 @@ class SearchView(FilteredView):
                 mmr=options["mmr"],
                 recency=options["recency"],
                 include_archived=options["include_archived"],
+                memory_keys=options["memory_keys"],
             ),
         )
         body = {
