@@ -16,8 +16,13 @@ tokens, as in ../shared/BENCHMARKS.md), a stronger BM25 over PostgreSQL's Englis
 Also the context endpoint's recall (share of gold turns whose text is in the Markdown) at
 1,000 and 4,000 tokens with its tokens per query, and the search latency through the API.
 
+With ``--memory-keys``, memories are extracted from every session after the pipeline (the
+extraction the worker runs, ``memories/enrich/run.py``), and every question is also asked
+with ``memory_keys=true`` (memories matching the question point search to the messages they
+came from): the system "+memories" beside "memoryapp", in the same run.
+
     .venv/bin/python bench/locomo.py [--conversations 0-9] [--mode hybrid] [--no-context]
-        [--large-scope-paths]
+        [--large-scope-paths] [--memory-keys]
 """
 
 from __future__ import annotations
@@ -160,11 +165,27 @@ def dia_ids_by_position(project) -> dict[tuple[str, int], str]:
     return {(sid, seq): dia for sid, seq, dia in rows}
 
 
-def system_rankings(client, questions, positions, mode) -> tuple[list[list[str]], list[float]]:
+def run_extraction() -> tuple[float, int]:
+    """Memories from every enriched session, as the worker extracts them; (seconds, count)."""
+    from memories.enrich.run import extract_pending_sessions
+    from memories.models import Memory
+
+    started = time.perf_counter()
+    while extract_pending_sessions(limit=100):
+        pass
+    return time.perf_counter() - started, Memory.objects.count()
+
+
+def system_rankings(
+    client, questions, positions, mode, memory_keys=False
+) -> tuple[list[list[str]], list[float]]:
     rankings, latencies = [], []
     for qa in questions:
         started = time.perf_counter()
-        response = client.get("/api/v1/search", {"q": qa["question"], "limit": DEPTH, "mode": mode})
+        params = {"q": qa["question"], "limit": DEPTH, "mode": mode}
+        if memory_keys:
+            params["memory_keys"] = "true"
+        response = client.get("/api/v1/search", params)
         latencies.append((time.perf_counter() - started) * 1000)
         if response.status_code != 200:
             raise SystemExit(f"search failed: {response.status_code} {response.content[:300]}")
@@ -274,6 +295,11 @@ def main() -> None:
         "searched (pooled keyword ranking on estimated word statistics, quantized vector "
         "candidates), to measure what those approximations cost",
     )
+    parser.add_argument(
+        "--memory-keys",
+        action="store_true",
+        help="extract memories and also rank with memories as extra keys (+memories)",
+    )
     args = parser.parse_args()
 
     with django_on_embedded_servers():
@@ -292,6 +318,9 @@ def main() -> None:
         for index in parse_range(args.conversations):
             ingested[index] = ingest(index, data[index])
             pipeline_seconds += run_pipeline()
+        if args.memory_keys:
+            extraction_seconds, memories = run_extraction()
+            print(f"memories extracted: {memories} in {extraction_seconds:.0f} s", flush=True)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # the word statistics the pooled ranking estimates from
         for index, (project, client) in ingested.items():
@@ -305,6 +334,10 @@ def main() -> None:
             rankings = {}
             rankings["memoryapp"], times = system_rankings(client, questions, positions, args.mode)
             latencies += times
+            if args.memory_keys:
+                rankings["+memories"], _ = system_rankings(
+                    client, questions, positions, args.mode, memory_keys=True
+                )
             rankings.update(baseline_rankings(conversation, questions))
             for system, ranked in rankings.items():
                 for qa, ranking in zip(questions, ranked, strict=True):
