@@ -9,6 +9,8 @@ from celery import shared_task
 from django.db import OperationalError
 
 from memories.enrich import run
+from sessions.enrich import pipeline
+from sessions.tasks import embed_pending
 
 logger = logging.getLogger(__name__)
 
@@ -24,14 +26,19 @@ RETRYING = {
 @shared_task(name="memories.tasks.extract_pending", **RETRYING)
 def extract_pending() -> int:
     """Extract memories from sessions whose new messages are enriched, one session at a
-    time; hand over to a fresh task after the budget."""
+    time, yielding to embedding like the sessions' enrichment does: new messages become
+    searchable first (at least one session per task, so extraction still progresses under
+    continuous capture); hand over to a fresh task after the budget."""
     started, total = time.monotonic(), 0
     while time.monotonic() - started < TASK_BUDGET_SECONDS:
         done = run.extract_pending_sessions(limit=1)
         total += done
         if not done:
             return total
-    extract_pending.delay()
+        if pipeline.has_pending_messages():
+            embed_pending.delay()
+            break
+    extract_pending.delay()  # sessions may be left: continue after the embedding
     return total
 
 

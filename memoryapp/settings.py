@@ -303,6 +303,11 @@ SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 60, minimum=5)
 SUMMARY_LLM_URL = env_str("SUMMARY_LLM_URL", "")
 SUMMARY_LLM_MODEL = env_str("SUMMARY_LLM_MODEL", "")
 SUMMARY_LLM_API_KEY = env_str("SUMMARY_LLM_API_KEY", "")
+# Optional OpenAI-compatible memory extraction; off unless a URL is set. Failures fall back
+# to the offline rules (memories/enrich/extract.py).
+MEMORY_LLM_URL = env_str("MEMORY_LLM_URL", "")
+MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
+MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
 # National phone numbers (without "+" and a country code) are read as numbers of this region
 # (an ISO 3166 code) when redaction or anonymisation looks for phone numbers.
 PHONE_DEFAULT_REGION = (env_str("PHONE_DEFAULT_REGION", "US") or "US").upper()

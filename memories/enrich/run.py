@@ -5,10 +5,10 @@ A ``MemoryExtraction`` row per session says how far the extractor has read
 is pending; a worker claims it (a transaction-level advisory lock, so a capture appending
 to the session never waits), reads the messages after ``through_seq`` up to what the
 enrichment has read, extracts drafts (``extract.py``: offline rules, or an LLM endpoint when
-configured, falling back to the rules), embeds them in one batch, and records them
-(``capture/record.py``: numbered, merged or superseding) together with the new
-``through_seq``, in one transaction. A failure rolls all of it back and marks the row failed
-with the reason; the sweep retries it after 2^attempts minutes.
+configured, falling back to the rules and saying why in ``error``), embeds them in one
+batch, and records them (``capture/record.py``: numbered, merged or superseding) together
+with the new ``through_seq``, in one transaction. A failure rolls all of it back and marks
+the row failed with the reason; the sweep retries it after 2^attempts minutes.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ def extract_session(extraction: MemoryExtraction) -> int:
         .order_by("seq")
         .defer("search_vector", "context_vector")[:MAX_MESSAGES_PER_STEP]
     )
-    drafts, method = extract_drafts(session, messages)
+    extracted = extract_drafts(session, messages)
+    drafts = extracted.drafts
     if drafts:
         for draft, vector in zip(drafts, embed([d.content for d in drafts]), strict=True):
             draft.embedding = vector
@@ -105,9 +106,9 @@ def extract_session(extraction: MemoryExtraction) -> int:
     more = through < session.enriched_through_seq
     MemoryExtraction.objects.filter(pk=extraction.pk).update(
         status=PENDING if more else DONE,
-        error="",
+        error=extracted.note[:ERROR_CHARS],
         through_seq=through,
-        method=method,
+        method=extracted.method,
         extracted_at=timezone.now(),
     )
     if drafts:
@@ -116,7 +117,7 @@ def extract_session(extraction: MemoryExtraction) -> int:
             len(drafts),
             session.public_id,
             through,
-            method,
+            extracted.method,
         )
     return len(drafts)
 

@@ -1,0 +1,91 @@
+"""Findings: bugs and their causes as stated ("the problem was …", "found that …", "root
+cause: …", "CRITICAL: …"). The marker sets the severity; the words say the category; a
+file named in the sentence is its location. "That didn't work" is a finding only when the
+sentence also says why (a dead end without a reason is left out)."""
+
+from __future__ import annotations
+
+import re
+
+from memories.enrich.rules import Match, clause, clean
+from sessions.enrich.entities import extract_from_text
+
+_CUES = re.compile(
+    r"\b(the|a|one|this|that)\s+(real\s+|actual\s+|main\s+)?(problem|issue|bug|culprit)\s+"
+    r"(is|was)\b"
+    r"|\broot cause\b"
+    r"|\b(i|we)\s+(found|discovered|noticed|realized|realised)\s+(that\b|(a|an|the)\s+"
+    r"(\w+\s+)?(bug|issue|problem|race|leak|typo|regression|mismatch|conflict)s?\b)"
+    r"|\bturns? out (that )?(the|a|an|there|it)\b[^.]*\b(bug|broken|missing|wrong|fail|"
+    r"error|crash|leak|race|not)\w*"
+    r"|^(critical|important|bug|finding|issue|security|warning)\s*:\s*\S"
+    r"|\b(caused by|is causing|was causing|causes the|is broken|was broken|fails because|"
+    r"failed because|failing because|doesn'?t work because|didn'?t work because)\b",
+    re.I,
+)
+_NOT_A_FINDING = re.compile(
+    r"\b(no (problem|issue|bug)s?|without (any )?(problem|issue)s?|not (a|the) (problem|"
+    r"issue)|(problem|issue) (is|was) (solved|fixed|resolved)|found (the|a|an) (file|"
+    r"function|test|way|place)s?\b|let me|i'?ll)\b",
+    re.I,
+)
+_SEVERITY = [
+    (
+        "critical",
+        re.compile(
+            r"^critical\b|\b(critical|security (hole|issue|bug)|data loss|"
+            r"vulnerab\w+|crash(es|ed)?)\b",
+            re.I,
+        ),
+    ),
+    (
+        "important",
+        re.compile(
+            r"^important\b|\b(important|broken|fails?|failed|failing|"
+            r"wrong|incorrect)\b",
+            re.I,
+        ),
+    ),
+]
+_CATEGORIES = [
+    (
+        "security",
+        re.compile(
+            r"\b(security|vulnerab\w+|injection|xss|csrf|secret|token "
+            r"leak|auth\w*)\b",
+            re.I,
+        ),
+    ),
+    ("performance", re.compile(r"\b(slow|performance|latency|timeout|memory leak|n\+1)\b", re.I)),
+    (
+        "configuration",
+        re.compile(
+            r"\b(config\w*|environment|env var\w*|setting|version|"
+            r"dependency|path)\b",
+            re.I,
+        ),
+    ),
+    ("test", re.compile(r"\b(tests?|assert\w*|fixture)\b", re.I)),
+]
+_ROOT_CAUSE = re.compile(
+    r"\b(?:root cause (?:is|was)?:?|caused by|because(?: of)?|the (?:problem|issue|bug) "
+    r"(?:is|was)(?: that)?)\s+(.+)",
+    re.I,
+)
+
+
+def match(statement) -> Match | None:
+    sentence = statement.sentence
+    if not statement.tools or not _CUES.search(sentence) or _NOT_A_FINDING.search(sentence):
+        return None
+    details: dict = {"finding": clean(sentence), "discovered_by": statement.speaker}
+    severity = next((name for name, cue in _SEVERITY if cue.search(sentence)), "minor")
+    category = next((name for name, cue in _CATEGORIES if cue.search(sentence)), "bug")
+    details["category"] = category
+    cause = _ROOT_CAUSE.search(sentence)
+    if cause:
+        details["root_cause"] = clause(cause.group(1))
+    files = [value for kind, value, _s, _e in extract_from_text(sentence) if kind == "FILE"]
+    if files:
+        details["location"] = {"artifact": files[0]}
+    return Match("finding", clean(sentence), details, severity=severity)

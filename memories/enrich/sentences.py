@@ -1,0 +1,86 @@
+"""The sentences the offline extractor reads: what a person or an agent stated in prose.
+
+Tool calls and their output, injected preambles, code blocks, diffs and quoted lines are
+left out (``sessions.enrich.text.prose_segments``), and so are sentences that do not state
+anything: questions, hypotheticals ("maybe we should"), requests for permission.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessions.enrich.summary.chat import is_chat_between_people
+from sessions.enrich.text import prose_segments, split_sentences
+from sessions.enrich.transcript import attr, is_injected
+
+MIN_WORDS = 4
+MAX_SENTENCE_CHARS = 500
+
+_HYPOTHETICAL = re.compile(
+    r"\b(maybe|perhaps|might|could|would|if|unless|whether|suppose|assuming|"
+    r"should (we|i)|shall (we|i)|do you want|want me to|wonder|not sure|unsure|"
+    r"probably|possibly|consider(ing)?|what about|how about|try to|let me know)\b",
+    re.I,
+)
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+_REPORTED_PLAN = re.compile(r"^(now )?(let me|i'?ll (now )?(check|look|read|run|start))\b", re.I)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One sentence of one message, with who said it."""
+
+    message: Any
+    sentence: str
+    speaker: str  # the person's name in a chat, else "user" / the agent's name
+    role: str  # "user" or "assistant"
+    chat: bool  # a conversation between people (LoCoMo-like), not an agent session
+    tools: bool = False  # the session calls tools: an agent at work, not a conversation
+
+
+def speaker_of(message: Any, session: Any, chat: bool) -> str:
+    author = str(attr(message, "author") or "").strip()
+    if chat and author:
+        return author
+    if attr(message, "role") == "assistant":
+        return str(attr(session, "agent_name") or author or "assistant")
+    return str(attr(session, "user_name") or "") or "user"
+
+
+def plain(sentence: str) -> str:
+    """Straight apostrophes, and no parentheses around the whole sentence."""
+    sentence = sentence.translate(_QUOTES).strip()
+    if sentence.startswith("(") and sentence.endswith(")"):
+        sentence = sentence[1:-1].strip()
+    return sentence
+
+
+def is_stated(sentence: str) -> bool:
+    """A declarative sentence: not a question, a hypothesis or an announcement of a step."""
+    if sentence.rstrip().endswith("?") or "?" in sentence[-3:]:
+        return False
+    if len(sentence.split()) < MIN_WORDS or len(sentence) > MAX_SENTENCE_CHARS:
+        return False
+    return not (_HYPOTHETICAL.search(sentence) or _REPORTED_PLAN.search(sentence))
+
+
+def statements(
+    session: Any, messages: Sequence[Any], chat: bool | None = None
+) -> Iterator[Statement]:
+    """The stated sentences of ``messages`` (in order), who said them, and the message."""
+    if chat is None:
+        chat = is_chat_between_people(messages)
+    tools = any(attr(m, "role") == "tool" or attr(m, "tool_name") for m in messages)
+    for message in messages:
+        role = attr(message, "role")
+        if role not in ("user", "assistant") or attr(message, "tool_name") or is_injected(message):
+            continue
+        speaker = speaker_of(message, session, chat)
+        for segment in prose_segments(str(attr(message, "content") or "")):
+            for sentence in split_sentences(segment):
+                sentence = plain(sentence)
+                if is_stated(sentence):
+                    yield Statement(message, sentence, speaker, role, chat, tools)
