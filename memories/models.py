@@ -190,6 +190,9 @@ class Memory(models.Model):
                 fields=["team", "project", "type", "-occurred_at"], name="memory_list_idx"
             ),
             models.Index(fields=["team", "-priority"], name="memory_team_priority_idx"),
+            # The list's order (newest first), walked until a page of the caller's projects
+            # and filters is found.
+            models.Index(fields=["team", "-occurred_at", "-id"], name="memory_recent_idx"),
             models.Index(fields=["session"], name="memory_session_idx"),
             models.Index(fields=["project", "type", "fingerprint"], name="memory_fingerprint_idx"),
             models.Index(

@@ -34,6 +34,7 @@ from django.db.models.expressions import RawSQL
 from memories.models import Memory, MemoryScope, MemoryStatus
 from memories.retrieve.query import MemoryFilters, apply, visible
 from search import keyword, ranking, semantic
+from search.speed import parallel
 from teams.access import Access
 
 MODES = ("hybrid", "semantic", "keyword")
@@ -64,17 +65,18 @@ def search_memories(
     """The memories ``access`` sees that best match ``query``, best first."""
     filters = filters or MemoryFilters()
     pool = max(MIN_POOL, limit * 5)
-    kquery = keyword.parse(query)
-    idfs = keyword.estimated_idfs(kquery, IDF_DOCUMENTS)
+    # The keyword side runs on its own connection while this thread embeds the query and
+    # scans vectors, as message search does (search/speed/parallel.py).
+    keyword_side = parallel.beside(_keyword_side, query, access, filters, pool, mode != "semantic")
     vector = semantic.query_vector(query) if mode != "keyword" else None
     candidates: dict[int, ranking.Candidate] = {}
     if vector is not None:
         for rank, memory_id in enumerate(_nearest(vector, access, filters, pool), start=1):
             candidates[memory_id] = ranking.Candidate(memory_id, rank_vector=rank)
-    if mode != "semantic" and kquery.terms:
-        for rank, memory_id in enumerate(_keyword(kquery, idfs, access, filters, pool), start=1):
-            c = candidates.setdefault(memory_id, ranking.Candidate(memory_id))
-            c.rank_keyword = rank
+    kquery, idfs, matches = keyword_side.result()
+    for rank, memory_id in enumerate(matches, start=1):
+        c = candidates.setdefault(memory_id, ranking.Candidate(memory_id))
+        c.rank_keyword = rank
     if not candidates:
         return []
     memories = _measured(list(candidates), kquery, idfs, vector, access, filters)
@@ -122,11 +124,25 @@ def _nearest(vector: str, access: Access, filters: MemoryFilters, pool: int) -> 
         .values_list("id", flat=True)[:pool]
     )
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, pool)}")
-        cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}")
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true),"
+            " set_config('hnsw.max_scan_tuples', %s, true)",
+            [str(max(HNSW_EF_SEARCH, pool)), str(HNSW_MAX_SCAN_TUPLES)],
+        )
         # relaxed_order may return near-ties out of order: the ranks come from the distances.
         return list(nearest)
+
+
+def _keyword_side(
+    query: str, access: Access, filters: MemoryFilters, pool: int, ranked: bool
+) -> tuple[keyword.KeywordQuery, list[float], list[int]]:
+    """The query's lexemes, their IDFs and (when ``ranked``) the best keyword matches."""
+    kquery = keyword.parse(query)
+    idfs = keyword.estimated_idfs(kquery, IDF_DOCUMENTS)
+    if not ranked or not kquery.terms:
+        return kquery, idfs, []
+    return kquery, idfs, _keyword(kquery, idfs, access, filters, pool)
 
 
 def _keyword(

@@ -1,0 +1,14 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("memories", "0001_initial"),
+    ]
+
+    operations = [
+        migrations.AddIndex(
+            model_name="memory",
+            index=models.Index(fields=["team", "-occurred_at", "-id"], name="memory_recent_idx"),
+        ),
+    ]
