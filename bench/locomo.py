@@ -19,7 +19,9 @@ Also the context endpoint's recall (share of gold turns whose text is in the Mar
 With ``--memory-keys``, memories are extracted from every session after the pipeline (the
 extraction the worker runs, ``memories/enrich/run.py``), and every question is also asked
 with ``memory_keys=true`` (memories matching the question point search to the messages they
-came from): the system "+memories" beside "memoryapp", in the same run.
+came from): the system "+memories" beside "memoryapp", in the same run;
+``--memory-key-configs 1:0,0.5:0.3`` ranks once per (weight of the memory keys' list in the
+fusion, least relevance of a memory used as a key) instead.
 
     .venv/bin/python bench/locomo.py [--conversations 0-9] [--mode hybrid] [--no-context]
         [--large-scope-paths] [--memory-keys]
@@ -256,7 +258,7 @@ def context_recall(client, questions, texts: dict[str, str], budget: int):
 
 def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
     print(f"\n{title}")
-    header = "system      part     n     R@5   R@10  R@20  S@1   S@3   | R@10 by category"
+    header = "system        part     n     R@5   R@10  R@20  S@1   S@3   | R@10 by category"
     print(header)
     print("-" * len(header))
     for system, parts in results.items():
@@ -269,9 +271,23 @@ def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
                 for c, name in CATEGORIES.items()
             )
             print(
-                f"{system:<11} {part:<8} {len(rows):<5} {s['turn@5']:.3f} {s['turn@10']:.3f} "
+                f"{system:<13} {part:<8} {len(rows):<5} {s['turn@5']:.3f} {s['turn@10']:.3f} "
                 f"{s['turn@20']:.3f} {s['session@1']:.3f} {s['session@3']:.3f} | {by_cat}"
             )
+
+
+def key_configs(args) -> list[tuple[str, float, float]]:
+    """(system name, weight, least relevance) for each memory-key configuration asked."""
+    if not args.memory_key_configs:
+        from memories.retrieve.keys import KEY_MIN_RELEVANCE
+        from search.ranking import EXTRA_WEIGHT
+
+        return [("+memories", EXTRA_WEIGHT, KEY_MIN_RELEVANCE)]
+    found = []
+    for pair in args.memory_key_configs.split(","):
+        weight, least = (float(x) for x in pair.split(":"))
+        found.append((f"+m w{weight:g} r{least:g}", weight, least))
+    return found
 
 
 def parse_range(text: str) -> list[int]:
@@ -300,12 +316,19 @@ def main() -> None:
         action="store_true",
         help="extract memories and also rank with memories as extra keys (+memories)",
     )
+    parser.add_argument(
+        "--memory-key-configs",
+        default="",
+        help="with --memory-keys: weight:min_relevance pairs to rank with, e.g. 1:0,0.5:0.3",
+    )
     args = parser.parse_args()
 
     with django_on_embedded_servers():
         from django.db import connection
 
+        from memories.retrieve import keys
         from search import keyword, semantic
+        from search import ranking as ranking_module
 
         if args.large_scope_paths:
             keyword.EXACT_STATS_MAX_DOCS = 0
@@ -334,8 +357,9 @@ def main() -> None:
             rankings = {}
             rankings["memoryapp"], times = system_rankings(client, questions, positions, args.mode)
             latencies += times
-            if args.memory_keys:
-                rankings["+memories"], _ = system_rankings(
+            for name, weight, least in key_configs(args) if args.memory_keys else []:
+                ranking_module.EXTRA_WEIGHT, keys.KEY_MIN_RELEVANCE = weight, least
+                rankings[name], _ = system_rankings(
                     client, questions, positions, args.mode, memory_keys=True
                 )
             rankings.update(baseline_rankings(conversation, questions))
