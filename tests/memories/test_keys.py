@@ -67,3 +67,18 @@ def test_keys_stay_within_the_filters_and_the_team(project, evidence):
     outsider = ProjectFactory()
     hits = search(project_access(outsider), SearchRequest(query, limit=20, memory_keys=True)).hits
     assert hits == []
+
+
+def test_the_search_api_takes_memory_keys(project, evidence):
+    from teams.models import ApiToken
+    from tests.clients import client_for
+
+    agent = client_for(token=ApiToken.issue(project)[1])
+    query = {"q": "Caroline vacation France", "limit": 5}
+    on = agent.get("/api/v1/search", {**query, "memory_keys": "true"})
+    off = agent.get("/api/v1/search", {**query, "memory_keys": "false"})
+    assert on.status_code == off.status_code == 200, on.content
+    assert on.json()["results"][0]["message"]["seq"] == evidence.seq
+    assert on.json()["results"][0]["message"] != off.json()["results"][0]["message"]
+    bad = agent.get("/api/v1/search", {**query, "memory_keys": "maybe"})
+    assert bad.status_code == 400 and "memory_keys" in bad.json()
