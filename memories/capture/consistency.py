@@ -3,10 +3,14 @@
 - **Restated**: an active memory of the same type in the project with the same words
   (fingerprint), or nearly the same meaning (cosine similarity ≥ ``MERGE_SIMILARITY``)
   and the same polarity, and no other topic. The new one is folded into it.
+  Also one with the same ``topic`` and the same ``details.stance`` (the side it takes: the
+  option chosen, for or against), however it is worded.
 - **Contradicted**: an active memory of the same type and the same ``topic`` key (a changed
-  preference, a reversed decision), or one close in meaning (≥ ``CONFLICT_SIMILARITY``)
-  whose polarity differs or that the new text says it replaces ("instead", "no longer",
-  "switch to"). The new memory supersedes it; the old one stays as history.
+  preference, a reversed decision; with another stance when both say theirs), or one close
+  in meaning (≥ ``CONFLICT_SIMILARITY``) whose polarity differs or that the new text says
+  it replaces ("instead", "no longer", "switch to"; not "instead of Y", which names the
+  alternative a decision rejected, not an earlier memory). The new memory supersedes it;
+  the old one stays as history.
 
 Only decisions, preferences, facts and agent states can contradict: two findings about
 the same thing are two findings.
@@ -35,8 +39,8 @@ _NEGATION = re.compile(
     re.I,
 )
 _REPLACES = re.compile(
-    r"\b(instead|no longer|any ?more|switch(ed|ing)? (to|from|back)|changed? (my|our) mind|"
-    r"reverse[ds]?|replace[ds]?|rather than|now prefers?|moved? (to|from)|actually)\b",
+    r"\b(instead(?! of)|no longer|any ?more|switch(ed|ing)? (to|from|back)|"
+    r"changed? (my|our) mind|reverse[ds]?|replace[ds]?|now prefers?|moved? (to|from)|actually)\b",
     re.I,
 )
 
@@ -77,6 +81,12 @@ def restated(project, draft, fingerprint: str) -> Memory | None:
     same = _peers(project, draft).filter(fingerprint=fingerprint).order_by("id").first()
     if same is not None:
         return same
+    stance = _stance(draft)
+    if stance:
+        same = _peers(project, draft).filter(topic=draft.topic, details__stance=stance)
+        same = same.order_by("id").first()
+        if same is not None:
+            return same
     for memory, _ in _nearest(project, draft, MERGE_SIMILARITY):
         if draft.topic and memory.topic and draft.topic != memory.topic:
             continue
@@ -86,13 +96,22 @@ def restated(project, draft, fingerprint: str) -> Memory | None:
     return None
 
 
+def _stance(draft) -> str:
+    """Which side of its topic a memory takes, when its writer says (``details.stance``, set
+    by the extractor: the option chosen, for or against): same topic and stance is a
+    restatement, same topic and another stance a contradiction."""
+    stance = draft.details.get("stance") if draft.topic and isinstance(draft.details, dict) else ""
+    return stance if isinstance(stance, str) else ""
+
+
 def contradicted(project, draft) -> list[Memory]:
     if not draft.reconcile or draft.type not in CONTRADICTABLE:
         return []
     found: dict[int, Memory] = {}
     if draft.topic:
         for memory in _peers(project, draft).filter(topic=draft.topic):
-            found[memory.pk] = memory
+            if not _stance(draft) or memory.details.get("stance") != _stance(draft):
+                found[memory.pk] = memory
     for memory, _ in _nearest(project, draft, CONFLICT_SIMILARITY):
         if memory.pk in found:
             continue

@@ -13,21 +13,25 @@ from typing import Any
 
 from memories.capture.record import Evidence, MemoryDraft
 from memories.enrich.rules import Match, decisions, facts, findings, learnings, preferences
-from memories.enrich.sentences import Statement, statements
+from memories.enrich.sentences import Kind, Statement, kind_of, statements
 from memories.models import MemoryScope, Origin
 from sessions.enrich.entities import extract_from_text
 from sessions.enrich.text import content_words
 from sessions.enrich.transcript import attr
+from sessions.models import Message, Session
 
 RULES = (decisions.match, findings.match, learnings.match, preferences.match, facts.match)
 MAX_TAGS = 8
+KIND_SAMPLE = 200
 _TAGGED_ENTITIES = ("FILE", "PACKAGE")
 
 
-def matches(session: Any, messages: Sequence[Any]) -> list[tuple[Statement, Match]]:
+def matches(
+    session: Any, messages: Sequence[Any], kind: Kind | None = None
+) -> list[tuple[Statement, Match]]:
     """Every (statement, match) of ``messages``; pure, no database (the bench uses it)."""
     found = []
-    for statement in statements(session, messages):
+    for statement in statements(session, messages, kind):
         if statement.role == "assistant" and not (statement.tools or statement.chat):
             continue  # an assistant answering a chat gives advice, not the project's memory
         for rule in RULES:
@@ -38,12 +42,28 @@ def matches(session: Any, messages: Sequence[Any]) -> list[tuple[Statement, Matc
     return found
 
 
-def extract(session: Any, messages: Sequence[Any]) -> list[MemoryDraft]:
-    topics = list(attr(session, "topics", None) or [])
+def extract(session: Session, messages: Sequence[Message]) -> list[MemoryDraft]:
+    topics = list(session.topics or [])
+    kind = session_kind(session)
     return [
         draft_of(session, statement, found, topics)
-        for statement, found in matches(session, messages)
+        for statement, found in matches(session, messages, kind)
     ]
+
+
+def session_kind(session: Session) -> Kind:
+    """The session's kind from its opening messages (whether people chat is plain from the
+    first ones) and whether it calls tools anywhere."""
+    opening = list(
+        Message.objects.of_session(session)
+        .filter(removed_at__isnull=True)
+        .order_by("seq")
+        .only("role", "author", "tool_name", "metadata")[:KIND_SAMPLE]
+    )
+    tools = any(m.role == "tool" or m.tool_name for m in opening) or (
+        Message.objects.of_session(session).filter(role="tool").exists()
+    )
+    return Kind(chat=kind_of(opening).chat, tools=tools)
 
 
 def draft_of(session: Any, statement: Statement, found: Match, topics: list[str]) -> MemoryDraft:

@@ -5,8 +5,8 @@ A ``MemoryExtraction`` row per session says how far the extractor has read
 is pending; a worker claims it (a transaction-level advisory lock, so a capture appending
 to the session never waits), reads the messages after ``through_seq`` up to what the
 enrichment has read, extracts drafts (``extract.py``: offline rules, or an LLM endpoint when
-configured, falling back to the rules and saying why in ``error``), embeds them in one
-batch, and records them (``capture/record.py``: numbered, merged or superseding) together
+configured, falling back to the rules and saying why in ``error``), embeds them with the
+query encoder, and records them (``capture/record.py``: numbered, merged or superseding) together
 with the new ``through_seq``, in one transaction. A failure rolls all of it back and marks
 the row failed with the reason; the sweep retries it after 2^attempts minutes.
 """
@@ -20,10 +20,10 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.capture.record import record
+from memories.capture.record import fingerprint, record
 from memories.enrich.extract import extract_drafts
-from memories.models import MemoryExtraction
-from sessions.embedding.torch_runtime import embed
+from memories.models import MemoryEvidence, MemoryExtraction
+from sessions.embedding.query import embed_query
 from sessions.models import EnrichmentStatus, Message, Session
 
 logger = logging.getLogger(__name__)
@@ -96,10 +96,11 @@ def extract_session(extraction: MemoryExtraction) -> int:
         .defer("search_vector", "context_vector")[:MAX_MESSAGES_PER_STEP]
     )
     extracted = extract_drafts(session, messages)
-    drafts = extracted.drafts
-    if drafts:
-        for draft, vector in zip(drafts, embed([d.content for d in drafts]), strict=True):
-            draft.embedding = vector
+    drafts = [d for d in extracted.drafts if not already_recorded(d)]
+    for draft in drafts:
+        # The query encoder (ONNX): a memory is a sentence or two, and torch's per-call cost
+        # would outweigh the rules many times over.
+        draft.embedding = embed_query(draft.content)
     for draft in drafts:
         record(session.project, draft)
     through = messages[-1].seq if messages else session.enriched_through_seq
@@ -120,6 +121,20 @@ def extract_session(extraction: MemoryExtraction) -> int:
             extracted.method,
         )
     return len(drafts)
+
+
+def already_recorded(draft) -> bool:
+    """A replay (``through_seq`` moved back by hand, a restored backup): the same memory is
+    already linked to the same message, so recording it again would only count an access."""
+    messages = [e.message.pk for e in draft.evidence]
+    return (
+        bool(messages)
+        and MemoryEvidence.objects.filter(
+            message_id__in=messages,
+            memory__fingerprint=fingerprint(draft.content),
+            memory__type=draft.type,
+        ).exists()
+    )
 
 
 def requeue_failed(now=None) -> int:

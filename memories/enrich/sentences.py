@@ -67,13 +67,27 @@ def is_stated(sentence: str) -> bool:
     return not (_HYPOTHETICAL.search(sentence) or _REPORTED_PLAN.search(sentence))
 
 
-def statements(
-    session: Any, messages: Sequence[Any], chat: bool | None = None
-) -> Iterator[Statement]:
-    """The stated sentences of ``messages`` (in order), who said them, and the message."""
-    if chat is None:
-        chat = is_chat_between_people(messages)
+@dataclass(frozen=True)
+class Kind:
+    """What kind of session it is, read from all of its messages (an increment of a few
+    messages does not show it)."""
+
+    chat: bool  # a conversation between people (LoCoMo-like)
+    tools: bool  # an agent at work: it calls tools
+
+
+def kind_of(messages: Sequence[Any]) -> Kind:
     tools = any(attr(m, "role") == "tool" or attr(m, "tool_name") for m in messages)
+    return Kind(chat=is_chat_between_people(messages), tools=tools)
+
+
+def statements(
+    session: Any, messages: Sequence[Any], kind: Kind | None = None
+) -> Iterator[Statement]:
+    """The stated sentences of ``messages`` (in order), who said them, and the message;
+    ``kind`` is the whole session's (by default, read from ``messages``)."""
+    kind = kind or kind_of(messages)
+    chat, tools = kind.chat, kind.tools
     for message in messages:
         role = attr(message, "role")
         if role not in ("user", "assistant") or attr(message, "tool_name") or is_injected(message):

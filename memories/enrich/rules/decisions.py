@@ -21,10 +21,9 @@ _CUES = re.compile(
     r"|\bdecided (to|on|that|against)\b",
     re.I,
 )
-_NOT_A_DECISION = re.compile(
-    r"\b(haven'?t|have not|hasn'?t|didn'?t|did not|yet to|undecided|not decided|"
-    r"you decide|let'?s (see|check|look|try|run|test|start|verify|make sure|find))\b",
-    re.I,
+_UNDECIDED = re.compile(r"\b(haven'?t|hasn'?t|didn'?t|not|yet to|undecided|you) decide", re.I)
+_LETS_CHECK = re.compile(
+    r"\blet'?s (see|check|look|try|run|test|start|verify|make sure|find)\b", re.I
 )
 _RATIONALE = re.compile(r"\b(?:because|since|so that|as it|given that|due to)\b\s+(.+)", re.I)
 _ALTERNATIVE = re.compile(r"\b(?:instead of|rather than|over)\s+(.+)", re.I)
@@ -38,7 +37,12 @@ _VERB = re.compile(r"^(use|go with|stick with|switch to|keep|adopt|move to)\s+",
 
 def match(statement: Statement) -> Match | None:
     sentence = statement.sentence
-    if statement.chat or not _CUES.search(sentence) or _NOT_A_DECISION.search(sentence):
+    if (
+        statement.chat
+        or not _CUES.search(sentence)
+        or _UNDECIDED.search(sentence)
+        or _LETS_CHECK.search(sentence)
+    ):
         return None
     details: dict = {"decision": clean(sentence), "made_by": statement.speaker}
     rationale = _RATIONALE.search(sentence)
@@ -47,15 +51,22 @@ def match(statement: Statement) -> Match | None:
     alternative = _ALTERNATIVE.search(sentence)
     if alternative:
         details["alternatives_considered"] = [{"option": clause(alternative.group(1))}]
-    return Match("decision", clean(sentence), details, topic=_topic(sentence), confidence="medium")
+    topic, chosen = _choice(sentence)
+    if chosen:
+        details["stance"] = chosen
+    return Match("decision", clean(sentence), details, topic=topic, confidence="medium")
 
 
-def _topic(sentence: str) -> str:
-    """ "use X instead of Y": the choice between X and Y, whichever is chosen, so a later
-    "use Y instead of X" supersedes it."""
+def _choice(sentence: str) -> tuple[str, str]:
+    """``(topic, chosen)`` of "use X instead of Y": the topic is the choice between X and Y
+    whichever is chosen, so a later "use Y instead of X" supersedes it, and a later "use X
+    instead of Y" (the same stance) restates it."""
     choice, alternative = _CHOICE.search(sentence), _ALTERNATIVE.search(sentence)
     if not (choice and alternative):
-        return ""
+        return "", ""
     chosen = _VERB.sub("", _ALTERNATIVE.split(choice.group(1))[0].strip())  # "decided to use X"
-    options = sorted(key(option(text), 3) for text in (chosen, alternative.group(1)))
-    return "" if not all(options) else f"choice:{options[0]}|{options[1]}"[:100]
+    chosen, rejected = key(option(chosen), 3), key(option(alternative.group(1)), 3)
+    if not (chosen and rejected):
+        return "", ""
+    options = sorted([chosen, rejected])
+    return f"choice:{options[0]}|{options[1]}"[:100], chosen

@@ -31,6 +31,7 @@ _NOT_A_PREFERENCE = re.compile(
     r"i love (it|that|this))\b",
     re.I,
 )
+_AGAINST = re.compile(r"\b(never|don'?t|do not|avoid|stop|dislike|hate|no more|not)\b", re.I)
 _PAIR = re.compile(r"\bprefer\s+(.+?)\s+(?:over|to|rather than|instead of)\s+(.+)", re.I)
 _POLARITY = word_set(
     "prefer preference always never don't not please avoid stop hate dislike like love fan "
@@ -84,18 +85,24 @@ def match(statement) -> Match | None:
         "category": category,
         "source": "user_statement",
     }
-    return Match(
-        "preference", clean(sentence), details, topic=_topic(sentence), confidence="explicit"
-    )
+    topic, stance = _topic(sentence)
+    if topic:
+        details["stance"] = stance
+    return Match("preference", clean(sentence), details, topic=topic, confidence="explicit")
 
 
-def _topic(sentence: str) -> str:
+def _topic(sentence: str) -> tuple[str, str]:
+    """``(topic, stance)``: what the preference is about, and which side it takes (the
+    preferred option of a pair; else for or against)."""
     pair = _PAIR.search(sentence)
     if pair:
-        options = sorted(key(option(text), 3) for text in pair.groups())
-        if all(options):
-            return f"pref:{options[0]}|{options[1]}"[:100]
+        preferred, other = (key(option(text), 3) for text in pair.groups())
+        if preferred and other:
+            options = sorted([preferred, other])
+            return f"pref:{options[0]}|{options[1]}"[:100], preferred
     words = sorted(
         w for w in content_words(sentence) if w not in _POLARITY and not w.endswith("n't")
     )
-    return f"pref:{'_'.join(words[:8])}"[:100] if words else ""
+    if not words:
+        return "", ""
+    return f"pref:{'_'.join(words[:8])}"[:100], "against" if _AGAINST.search(sentence) else "for"
