@@ -24,6 +24,8 @@ memory and checks it against its neighbours, far too slow for 100k rows):
   priority, first page (``PAGE`` rows), as a project token sees it, over a rotation of
   filter sets (none, a type, open findings, a tag, an agent, min_priority, pinned, a time
   range, sorted by priority);
+- the server's own time for each listing query (``EXPLAIN (ANALYZE, TIMING OFF)``'s
+  execution time), which the machine's other load touches less than the round trip;
 - search: ``search_memories(access, q, filters, limit=10)`` for LoCoMo questions, the
   query-vector cache cleared before each so every query embeds its text; unfiltered and with
   a type filter; also the embedding alone, to split the time.
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
 import sys
 import time
@@ -191,6 +194,16 @@ def load(count: int, pool, team, projects, sessions) -> dict[str, float]:
     return {"copy": copied, "indexes": built}
 
 
+def server_ms(queryset) -> float:
+    """The server's execution time of ``queryset``'s statement, in ms."""
+    from django.db import connection
+
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
+        return float(cursor.fetchone()[0][0]["Execution Time"])
+
+
 def timed(run, times: list[float]) -> None:
     started = time.perf_counter()
     run()
@@ -272,9 +285,20 @@ def main() -> None:
             else:
                 timed(page, listing[name])
         every = [t for values in listing.values() for t in values]
-        print(f"\nlisting (first page of {PAGE}): {summary(every)}")
+        print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(f"listing (first page of {PAGE}): {summary(every)}")
         for name, values in listing.items():
             print(f"  {name:<14} {summary(values)}")
+        print("  server execution time per filter set (median of 5):")
+        for name, filters, order in cases:
+            access = Access(team_ids=(team_id,), project_ids=(project_ids[0],))
+            queryset = apply(visible(access), filters)
+            if order:
+                queryset = queryset.order_by(*order)
+            times = [
+                server_ms(queryset.defer("embedding", "search_vector")[:PAGE]) for _ in range(5)
+            ]
+            print(f"    {name:<14} {statistics.median(times):.2f} ms")
 
         asked = questions()
         search_times: dict[str, list[float]] = {"all types": [], "decisions only": []}
@@ -295,7 +319,8 @@ def main() -> None:
                 search_times[name],
             )
         every = [t for values in search_times.values() for t in values]
-        print(f"\nsearch, limit 10, query embedding included: {summary(every)}")
+        print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(f"search, limit 10, query embedding included: {summary(every)}")
         for name, values in search_times.items():
             print(f"  {name:<14} {summary(values)}")
         print(f"  query embedding alone: {summary(embed_times)}")
