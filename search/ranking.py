@@ -53,7 +53,7 @@ import numpy as np
 RRF_K = 20
 VECTOR_WEIGHT = 1.0
 KEYWORD_WEIGHT = 1.5
-EXTRA_WEIGHT = 1.0
+EXTRA_WEIGHT = 0.5  # better than 1 on LoCoMo's tuning conversations, 0-4
 SESSION_BOOST = 0.2
 SESSION_BEST = 3  # how many of a session's best matches its boost adds up
 SIMILARITY_FLOOR = 0.1
