@@ -16,8 +16,15 @@ tokens, as in ../shared/BENCHMARKS.md), a stronger BM25 over PostgreSQL's Englis
 Also the context endpoint's recall (share of gold turns whose text is in the Markdown) at
 1,000 and 4,000 tokens with its tokens per query, and the search latency through the API.
 
+With ``--memory-keys``, memories are extracted from every session after the pipeline (the
+extraction the worker runs, ``memories/enrich/run.py``), and every question is also asked
+with ``memory_keys=true`` (memories matching the question point search to the messages they
+came from): the system "+memories" beside "memoryapp", in the same run;
+``--memory-key-configs 1:0,0.5:0.3`` ranks once per (weight of the memory keys' list in the
+fusion, least relevance of a memory used as a key) instead.
+
     .venv/bin/python bench/locomo.py [--conversations 0-9] [--mode hybrid] [--no-context]
-        [--large-scope-paths]
+        [--large-scope-paths] [--memory-keys]
 """
 
 from __future__ import annotations
@@ -160,11 +167,27 @@ def dia_ids_by_position(project) -> dict[tuple[str, int], str]:
     return {(sid, seq): dia for sid, seq, dia in rows}
 
 
-def system_rankings(client, questions, positions, mode) -> tuple[list[list[str]], list[float]]:
+def run_extraction() -> tuple[float, int]:
+    """Memories from every enriched session, as the worker extracts them; (seconds, count)."""
+    from memories.enrich.run import extract_pending_sessions
+    from memories.models import Memory
+
+    started = time.perf_counter()
+    while extract_pending_sessions(limit=100):
+        pass
+    return time.perf_counter() - started, Memory.objects.count()
+
+
+def system_rankings(
+    client, questions, positions, mode, memory_keys=False
+) -> tuple[list[list[str]], list[float]]:
     rankings, latencies = [], []
     for qa in questions:
         started = time.perf_counter()
-        response = client.get("/api/v1/search", {"q": qa["question"], "limit": DEPTH, "mode": mode})
+        params = {"q": qa["question"], "limit": DEPTH, "mode": mode}
+        if memory_keys:
+            params["memory_keys"] = "true"
+        response = client.get("/api/v1/search", params)
         latencies.append((time.perf_counter() - started) * 1000)
         if response.status_code != 200:
             raise SystemExit(f"search failed: {response.status_code} {response.content[:300]}")
@@ -235,7 +258,7 @@ def context_recall(client, questions, texts: dict[str, str], budget: int):
 
 def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
     print(f"\n{title}")
-    header = "system      part     n     R@5   R@10  R@20  S@1   S@3   | R@10 by category"
+    header = "system        part     n     R@5   R@10  R@20  S@1   S@3   | R@10 by category"
     print(header)
     print("-" * len(header))
     for system, parts in results.items():
@@ -248,9 +271,23 @@ def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
                 for c, name in CATEGORIES.items()
             )
             print(
-                f"{system:<11} {part:<8} {len(rows):<5} {s['turn@5']:.3f} {s['turn@10']:.3f} "
+                f"{system:<13} {part:<8} {len(rows):<5} {s['turn@5']:.3f} {s['turn@10']:.3f} "
                 f"{s['turn@20']:.3f} {s['session@1']:.3f} {s['session@3']:.3f} | {by_cat}"
             )
+
+
+def key_configs(args) -> list[tuple[str, float, float]]:
+    """(system name, weight, least relevance) for each memory-key configuration asked."""
+    if not args.memory_key_configs:
+        from memories.retrieve.keys import KEY_MIN_RELEVANCE
+        from search.ranking import EXTRA_WEIGHT
+
+        return [("+memories", EXTRA_WEIGHT, KEY_MIN_RELEVANCE)]
+    found = []
+    for pair in args.memory_key_configs.split(","):
+        weight, least = (float(x) for x in pair.split(":"))
+        found.append((f"+m w{weight:g} r{least:g}", weight, least))
+    return found
 
 
 def parse_range(text: str) -> list[int]:
@@ -274,12 +311,24 @@ def main() -> None:
         "searched (pooled keyword ranking on estimated word statistics, quantized vector "
         "candidates), to measure what those approximations cost",
     )
+    parser.add_argument(
+        "--memory-keys",
+        action="store_true",
+        help="extract memories and also rank with memories as extra keys (+memories)",
+    )
+    parser.add_argument(
+        "--memory-key-configs",
+        default="",
+        help="with --memory-keys: weight:min_relevance pairs to rank with, e.g. 1:0,0.5:0.3",
+    )
     args = parser.parse_args()
 
     with django_on_embedded_servers():
         from django.db import connection
 
+        from memories.retrieve import keys
         from search import keyword, semantic
+        from search import ranking as ranking_module
 
         if args.large_scope_paths:
             keyword.EXACT_STATS_MAX_DOCS = 0
@@ -292,6 +341,9 @@ def main() -> None:
         for index in parse_range(args.conversations):
             ingested[index] = ingest(index, data[index])
             pipeline_seconds += run_pipeline()
+        if args.memory_keys:
+            extraction_seconds, memories = run_extraction()
+            print(f"memories extracted: {memories} in {extraction_seconds:.0f} s", flush=True)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # the word statistics the pooled ranking estimates from
         for index, (project, client) in ingested.items():
@@ -305,6 +357,11 @@ def main() -> None:
             rankings = {}
             rankings["memoryapp"], times = system_rankings(client, questions, positions, args.mode)
             latencies += times
+            for name, weight, least in key_configs(args) if args.memory_keys else []:
+                ranking_module.EXTRA_WEIGHT, keys.KEY_MIN_RELEVANCE = weight, least
+                rankings[name], _ = system_rankings(
+                    client, questions, positions, args.mode, memory_keys=True
+                )
             rankings.update(baseline_rankings(conversation, questions))
             for system, ranked in rankings.items():
                 for qa, ranking in zip(questions, ranked, strict=True):

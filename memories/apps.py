@@ -6,5 +6,12 @@ class MemoriesConfig(AppConfig):
     verbose_name = "Memories"
 
     def ready(self) -> None:
-        # Sessions and search never import this app: it listens to their signals.
+        # Sessions and search never import this app: it listens to their signals and
+        # registers into their hooks.
         from memories import receivers  # noqa: F401
+        from memories.retrieve.context import memory_sections
+        from memories.retrieve.keys import evidence_messages
+        from search import context_sections, extra_keys
+
+        context_sections.register(memory_sections)
+        extra_keys.register(evidence_messages)

@@ -194,6 +194,21 @@ class Memory(models.Model):
                 fields=["team", "project", "type", "-occurred_at"], name="memory_list_idx"
             ),
             models.Index(fields=["team", "-priority"], name="memory_team_priority_idx"),
+            # The list's order (newest first), walked until a page of the caller's projects
+            # and filters is found.
+            models.Index(fields=["team", "-occurred_at", "-id"], name="memory_recent_idx"),
+            # Rare rows a list asks for by themselves: walking the list's order to find a
+            # page of them would read most of a big team.
+            models.Index(
+                fields=["team", "-occurred_at"],
+                condition=models.Q(pinned=True),
+                name="memory_pinned_idx",
+            ),
+            models.Index(
+                fields=["team", "-occurred_at"],
+                condition=models.Q(type="finding", resolution="open"),
+                name="memory_open_findings_idx",
+            ),
             models.Index(fields=["session"], name="memory_session_idx"),
             models.Index(fields=["project", "type", "fingerprint"], name="memory_fingerprint_idx"),
             models.Index(

@@ -301,6 +301,9 @@ EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 # Threads per process that run a hybrid search's keyword side beside its vector side, each
 # with its own database connection (search/speed/parallel.py); 0 runs the two sides in turn.
 SEARCH_CONCURRENCY = env_int("SEARCH_CONCURRENCY", 2, minimum=0)
+# Memories as extra keys to the messages they came from in message search (search/
+# extra_keys.py); a request's memory_keys overrides it.
+SEARCH_MEMORY_KEYS = env_bool("SEARCH_MEMORY_KEYS", False)
 # Teams with at least this many messages get their own HNSW and GIN indexes (search/
 # team_indexes.py, built hourly by Celery beat): their searches then skip the other teams.
 TEAM_INDEX_MIN_MESSAGES = env_int("TEAM_INDEX_MIN_MESSAGES", 20_000, minimum=1)

@@ -168,10 +168,12 @@ class MemoryClient:
 
     def context(self, query: str, **options: Any) -> dict:
         """POST /api/v1/context: ready-to-inject context — the response's
-        ``markdown`` ("## Relevant Past Discussions" …, "" when nothing is relevant enough),
-        ``tokens`` and ``sessions``. Options: ``current_agent``, ``current_workflow``,
-        ``max_sessions`` (3), ``min_relevance`` (0.3), ``max_tokens`` (4000) and the search
-        filters."""
+        ``markdown`` (the relevant "## Decisions", "## Open Findings", "## Preferences" and
+        "## Relevant Past Discussions" …, "" when nothing is relevant enough; with ``query``
+        "", where the project stands: recent decisions, open findings, preferences and
+        "## Latest Sessions"), ``tokens``, ``sessions`` and ``sections``. Options:
+        ``current_agent``, ``current_workflow``, ``max_sessions`` (3), ``min_relevance`` (0.3),
+        ``max_tokens`` (4000) and the search filters."""
         return self.request(
             "POST", "/api/v1/context", json_body={"query": query, **_present(options)}
         )

@@ -44,15 +44,6 @@ def context_on_start_enabled() -> bool:
     return os.environ.get(ENABLE_VARIABLE, "").strip().lower() in _TRUE
 
 
-def default_query(agent_name: str, workflow: str | None = None) -> str:
-    """What an agent starting a workflow probably wants to remember:
-    ``architect`` + ``create-architecture`` → "architect create architecture"."""
-    words = [agent_name]
-    if workflow and workflow != "none":
-        words.append(workflow)
-    return " ".join(" ".join(words).replace("-", " ").replace("_", " ").split())
-
-
 def on_agent_start(
     agent_name: str,
     workflow: str | None = None,
@@ -66,12 +57,15 @@ def on_agent_start(
     timeout: float = START_TIMEOUT,
     **filters: Any,
 ) -> str:
-    """The start hook: the Markdown of the past sessions relevant to this start
-    ("## Relevant Past Discussions" …), to put in the agent's prompt.
+    """The start hook: Markdown to put in the agent's prompt.
 
-    Only this agent's sessions (and this workflow's, when given) are considered (the API's
-    ``current_agent`` and ``current_workflow``). ``query`` defaults to the
-    agent and workflow names. Extra keyword arguments are search filters (``project``,
+    Without ``query``, where the work stands, to pick it up: the recent decisions, open
+    findings and preferences ("## Decisions", "## Open Findings", "## Preferences") and this
+    agent's latest sessions' summaries ("## Latest Sessions"). With ``query``, the
+    decisions, open findings and preferences relevant to it and the past sessions relevant
+    to it ("## Relevant Past Discussions" …). Only this agent's sessions (and this
+    workflow's, when given) are considered (the API's ``current_agent`` and
+    ``current_workflow``). Extra keyword arguments are search filters (``project``,
     ``topic``, ``entity``, …).
 
     Returns "" when disabled (``enabled`` unset and ``MEMORYAPP_CONTEXT_ON_START`` not 1),
@@ -87,7 +81,7 @@ def on_agent_start(
             # One short attempt: memory is a bonus at start, never a reason to wait.
             client = MemoryClient(timeout=timeout, retries=1)
         result = client.context(
-            query or default_query(agent_name, workflow),
+            query or "",
             current_agent=agent_name,
             current_workflow=workflow or None,
             max_sessions=max_sessions,

@@ -21,6 +21,15 @@ cut only between paragraphs and never inside a fenced code block. (Seed 003 give
 sessions only their summary; giving them their key messages while the budget lasts raised
 the share of LoCoMo's evidence turns in the context: ``bench/locomo.py`` measures it.)
 
+Other apps add their own sections (``search/context_sections.py``: memories adds the
+relevant decisions, open findings and preferences). They share the budget: when sessions
+are relevant too, the sections may take up to ``SECTIONS_SHARE`` of it, and the sessions
+the rest; each section goes before the transcript excerpts when it is at least as
+relevant as the most relevant session, after them otherwise.
+
+Without a query, the context is "where we are": the sections' current state (recent
+decisions, open findings, preferences) and the latest sessions' summaries, newest first.
+
 Tokens are counted with the embedding model's WordPiece tokenizer
 (``sessions/embedding/tokens.py``);
 LLM tokenizers count English text within about ±15% of it.
@@ -31,7 +40,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from search.service import SearchRequest, SessionHit, search
+from search import context_sections
+from search.context_sections import Section, SectionRequest
+from search.service import (
+    SearchRequest,
+    SessionHit,
+    search,
+    searched_filters,
+    sessions_with_entity,
+)
 from sessions.embedding.tokens import count_tokens
 from sessions.filters import Filters
 from sessions.forget.access import record_access
@@ -40,6 +57,8 @@ from teams.access import Access
 
 DEFAULT_MAX_TOKENS = 4000
 HEADING = "## Relevant Past Discussions"
+LATEST_HEADING = "## Latest Sessions"
+SECTIONS_SHARE = 0.5  # of the budget, at most, for other apps' sections beside sessions
 LEVELS = ("full", "key", "summary", "line")
 FULL_SESSION_MAX_MESSAGES = 40
 FULL_SHARE = 0.5  # a whole session may take at most this share of the budget
@@ -63,6 +82,7 @@ class Context:
     tokens: int
     max_tokens: int
     blocks: list[ContextBlock]
+    sections: list[Section] = field(default_factory=list)
 
 
 def tokens_of(text: str) -> int:
@@ -80,11 +100,22 @@ def build_context(
     touch: bool = True,
     include_archived: bool = False,
 ) -> Context:
+    """The context for ``query``; without one (blank), "where we are" (``current_state``)."""
+    filters = filters or Filters()
+    if not query.strip():
+        return current_state(
+            access,
+            filters=filters,
+            max_sessions=max_sessions,
+            max_tokens=max_tokens,
+            touch=touch,
+            include_archived=include_archived,
+        )
     result = search(
         access,
         SearchRequest(
             query,
-            filters=filters or Filters(),
+            filters=filters,
             limit=max_sessions,
             group_by_session=True,
             min_relevance=min_relevance,
@@ -94,24 +125,115 @@ def build_context(
     ranked = sorted(
         result.sessions, key=lambda s: (-s.relevance, -s.session.started_at.timestamp())
     )
-    heading_tokens = tokens_of(HEADING)
-    budget = max_tokens - heading_tokens
+    extra = _sections(
+        access, query, filters, max_tokens, bool(ranked), min_relevance, include_archived, touch
+    )
+    blocks = _session_blocks(ranked, _left(max_tokens, extra, HEADING), max_tokens)
+    top = blocks[0].relevance if blocks else 0.0
+    before = [s.markdown for s in extra if s.relevance >= top]
+    after = [s.markdown for s in extra if s.relevance < top]
+    sessions = [HEADING, *(b.text for b in blocks)] if blocks else []
+    return _assembled([*before, *sessions, *after], blocks, extra, max_tokens, touch)
+
+
+def current_state(
+    access: Access,
+    *,
+    filters: Filters,
+    max_sessions: int,
+    max_tokens: int,
+    touch: bool,
+    include_archived: bool,
+) -> Context:
+    """ "Where we are", to resume work: the sections' current state, then the latest
+    sessions, newest first, each as its summary (or one line)."""
+    latest = sessions_with_entity(access, searched_filters(filters, include_archived), max_sessions)
+    extra = _sections(access, "", filters, max_tokens, bool(latest), 0.0, include_archived, touch)
+    budget = _left(max_tokens, extra, LATEST_HEADING)
     blocks: list[ContextBlock] = []
-    if budget > 0:
-        for position, hit in enumerate(ranked):
-            later = len(ranked) - position - 1
-            reserve = min(LINE_TOKENS * later, budget // 4)
-            block = _best_block(hit, position, budget - reserve, max_tokens)
-            if block is None:
-                break
-            blocks.append(block)
-            budget -= block.tokens
-    if not blocks:
+    for hit in latest:
+        block = _latest_block(hit.session, budget)
+        if block is None:
+            break
+        blocks.append(block)
+        budget -= block.tokens
+    sessions = [LATEST_HEADING, *(b.text for b in blocks)] if blocks else []
+    parts = [*(s.markdown for s in extra), *sessions]
+    return _assembled(parts, blocks, extra, max_tokens, touch)
+
+
+def _sections(
+    access: Access,
+    query: str,
+    filters: Filters,
+    max_tokens: int,
+    with_sessions: bool,
+    min_relevance: float,
+    include_archived: bool,
+    touch: bool,
+) -> list[Section]:
+    share = SECTIONS_SHARE if with_sessions else 1.0
+    return context_sections.sections(
+        SectionRequest(
+            access=access,
+            query=query,
+            filters=filters,
+            agent=filters.agent,
+            budget=int(max_tokens * share),
+            min_relevance=min_relevance,
+            include_archived=include_archived,
+            touch=touch,
+        )
+    )
+
+
+def _left(max_tokens: int, extra: list[Section], heading: str) -> int:
+    """Tokens left for sessions under ``heading`` once the sections are in."""
+    return max_tokens - sum(s.tokens for s in extra) - tokens_of(heading)
+
+
+def _session_blocks(ranked: list[SessionHit], budget: int, max_tokens: int) -> list[ContextBlock]:
+    blocks: list[ContextBlock] = []
+    if budget <= 0:
+        return blocks
+    for position, hit in enumerate(ranked):
+        later = len(ranked) - position - 1
+        reserve = min(LINE_TOKENS * later, budget // 4)
+        block = _best_block(hit, position, budget - reserve, max_tokens)
+        if block is None:
+            break
+        blocks.append(block)
+        budget -= block.tokens
+    return blocks
+
+
+def _latest_block(session: Session, budget: int) -> ContextBlock | None:
+    head = session_heading(session)
+    for body in (f"Summary: {session.summary}" if session.summary else "", _one_line(session)):
+        if not body:
+            continue
+        text = f"{head}\n\n{body}"
+        tokens = tokens_of("\n\n" + text)
+        if tokens <= budget:
+            return ContextBlock(
+                session, 1.0, "summary" if body.startswith("Summary") else "line", text, tokens
+            )
+    return None
+
+
+def _assembled(
+    parts: list[str],
+    blocks: list[ContextBlock],
+    extra: list[Section],
+    max_tokens: int,
+    touch: bool,
+) -> Context:
+    if not parts:
         return Context("", 0, max_tokens, [])
-    markdown = "\n\n".join([HEADING, *(b.text for b in blocks)]) + "\n"
-    if touch:
+    markdown = "\n\n".join(parts) + "\n"
+    if touch and blocks:
         record_access(b.session.pk for b in blocks)
-    return Context(markdown, tokens_of(markdown), max_tokens, blocks)
+    return Context(markdown, tokens_of(markdown), max_tokens, blocks, extra)
 
 
 def session_heading(session: Session, relevance: float | None = None) -> str:

@@ -174,15 +174,25 @@ def estimated_shares(terms: tuple[str, ...]) -> list[float]:
     return [_stats_cache["shares"].get(t, _stats_cache["floor"]) for t in terms]
 
 
-def _score_sql(query: KeywordQuery, weights: list[str]) -> tuple[str, str, list]:
+def _score_sql(
+    query: KeywordQuery, weights: list[str], document: str = "d.doc"
+) -> tuple[str, str, list]:
     """(score expression, coverage expression, params for both, in that order) over
-    ``d.doc``, each query lexeme weighted by the SQL expression at its place in ``weights``
+    ``document``, each query lexeme weighted by the SQL expression at its place in ``weights``
     (a literal IDF, or a column holding one)."""
-    score = " + ".join(f"{w} * ts_rank({WEIGHTS}, d.doc, %s::tsquery, 1)" for w in weights)
-    covered = " + ".join(f"CASE WHEN d.doc @@ %s::tsquery THEN {w} ELSE 0 END" for w in weights)
+    score = " + ".join(f"{w} * ts_rank({WEIGHTS}, {document}, %s::tsquery, 1)" for w in weights)
+    covered = " + ".join(
+        f"CASE WHEN {document} @@ %s::tsquery THEN {w} ELSE 0 END" for w in weights
+    )
     coverage = f"({covered}) / greatest({' + '.join(weights)}, 1e-9)"
     terms = [_quote(t) for t in query.terms]
     return score, coverage, [*terms, *terms]
+
+
+def score_sql(query: KeywordQuery, idfs: list[float], document: str) -> tuple[str, str, list]:
+    """The same score and coverage over another tsvector column (memories are ranked and
+    their relevance measured like messages), with the given IDFs."""
+    return _score_sql(query, _literal(idfs), document)
 
 
 def _literal(idfs: list[float]) -> list[str]:

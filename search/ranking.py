@@ -12,6 +12,9 @@ Summing the best 3 rather than taking the best one alone raised session and turn
 5-9; any k from 20 to 60 with a keyword weight of 1.25-2 does about as well; weighted sums
 of normalised scores did no better.
 
+Other apps' keys to messages (``search/extra_keys.py``: memories pointing to the messages
+they came from), when asked for, are a third list: ``+ EXTRA_WEIGHT/(k + rank_extra)``.
+
 **Relevance (0..1)** — RRF values depend on the query and the list lengths, so they cannot
 tell a caller "this is a good match". The relevance we report is built from two absolute
 measures instead, so that 0.3 means the same thing for every query:
@@ -50,6 +53,7 @@ import numpy as np
 RRF_K = 20
 VECTOR_WEIGHT = 1.0
 KEYWORD_WEIGHT = 1.5
+EXTRA_WEIGHT = 0.5  # better than 1 on LoCoMo's tuning conversations, 0-4
 SESSION_BOOST = 0.2
 SESSION_BEST = 3  # how many of a session's best matches its boost adds up
 SIMILARITY_FLOOR = 0.1
@@ -71,6 +75,7 @@ class Candidate:
     coverage: float = 0.0
     rank_vector: int | None = None  # 1-based
     rank_keyword: int | None = None
+    rank_extra: int | None = None  # rank among other apps' keys (search/extra_keys.py)
     fused: float = 0.0
     relevance: float = 0.0
 
@@ -99,6 +104,8 @@ def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
             fused += VECTOR_WEIGHT / (RRF_K + c.rank_vector)
         if c.rank_keyword is not None and mode != "semantic":
             fused += KEYWORD_WEIGHT / (RRF_K + c.rank_keyword)
+        if c.rank_extra is not None:
+            fused += EXTRA_WEIGHT / (RRF_K + c.rank_extra)
         c.fused = fused
         c.relevance = relevance(c, mode)
     by_session: dict[int | None, list[float]] = {}

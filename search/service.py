@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection
 
-from search import keyword, ranking, semantic
+from search import extra_keys, keyword, ranking, semantic
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
@@ -38,6 +38,9 @@ class SearchRequest:
     # Archived sessions' messages are left out unless asked for; they are found by keyword
     # only (their message vectors are dropped when they are archived).
     include_archived: bool = False
+    # Other apps' keys to messages (memories → their evidence): None follows the
+    # SEARCH_MEMORY_KEYS setting (search/extra_keys.py).
+    memory_keys: bool | None = None
 
 
 @dataclass
@@ -95,6 +98,13 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
                 message_id, ranking.Candidate(message_id, session_id=score.session_id)
             )
             c.rank_keyword, c.keyword_score, c.coverage = rank, score.score, score.coverage
+    if extra_keys.enabled(request.memory_keys):
+        keys = extra_keys.candidates(access, request.query, filters, pool)
+        for rank, (message_id, session_id) in enumerate(keys.items(), start=1):
+            c = candidates.setdefault(
+                message_id, ranking.Candidate(message_id, session_id=session_id)
+            )
+            c.rank_extra = rank
     if mode == "hybrid":
         # Each side's measure for the other side's finds, so relevance is complete.
         missing_vectors = [c.message_id for c in candidates.values() if c.similarity is None]

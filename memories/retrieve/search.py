@@ -1,16 +1,50 @@
 """Search over memories by meaning and keyword (``q=``), with the same relevance semantics
-as message search (search/ranking.py). Placeholder: keyword only, to be made hybrid."""
+as message search.
+
+Two candidate lists, as for messages: the keyword side (the memory's ``search_vector`` on its
+GIN index, any of the query's words, ranked BM25-style: ``search/keyword.py``) and the vector
+side (cosine over ``embedding`` on its HNSW index). They are fused by reciprocal rank and
+given their relevance by ``search/ranking.py`` itself, so a memory's relevance of 0.3 means
+what a message's does: the semantic measure from the cosine similarity, the IDF-weighted
+share of the query's words present, and ``semantic + (1 − semantic) · lift · keyword``.
+
+Word rarity (IDF) comes from the message statistics PostgreSQL keeps
+(``keyword.estimated_idfs``): memories are written in the words of their sessions, and
+counting every match among a team's memories would cost more than the search.
+
+A mild priority factor then orders memories of equal match by their decay priority:
+``fused · ((1 − PRIORITY_WEIGHT) + PRIORITY_WEIGHT · priority)``; relevance is not
+changed by it, so ``min_relevance`` means the same as for messages.
+
+The vector side scans the HNSW index of the memory table alone, with every filter of
+``MemoryFilters`` (all columns of that table) in the same statement and pgvector's
+iterative scan, so a narrow filter still fills the page; the scoping path ``visible``
+then confirms each memory (a session in the trash, for one, takes a join the index scan
+cannot have).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, transaction
+from django.db.models import BooleanField, FloatField, Q, Value
+from django.db.models.expressions import RawSQL
 
-from memories.models import Memory
+from memories.models import Memory, MemoryScope, MemoryStatus
 from memories.retrieve.query import MemoryFilters, apply, visible
-from sessions.models import SEARCH_CONFIG
+from search import keyword, ranking, semantic
+from search.speed import parallel
 from teams.access import Access
+
+MODES = ("hybrid", "semantic", "keyword")
+MIN_POOL = 50  # candidates taken from each side, at least
+PRIORITY_WEIGHT = 0.2
+# IDFs are estimated as if over this many documents: only their ratios weigh the words.
+IDF_DOCUMENTS = 100_000
+HNSW_EF_SEARCH = 100
+HNSW_MAX_SCAN_TUPLES = 40_000
+DOCUMENT = '"memories_memory"."search_vector"'
 
 
 @dataclass
@@ -20,13 +54,135 @@ class MemoryHit:
 
 
 def search_memories(
-    access: Access, query: str, filters: MemoryFilters | None = None, limit: int = 10
+    access: Access,
+    query: str,
+    filters: MemoryFilters | None = None,
+    limit: int = 10,
+    *,
+    mode: str = "hybrid",
+    min_relevance: float = 0.0,
 ) -> list[MemoryHit]:
-    ts_query = SearchQuery(query, config=SEARCH_CONFIG, search_type="websearch")
-    rows = (
-        apply(visible(access), filters or MemoryFilters())
-        .filter(search_vector=ts_query)
-        .annotate(rank=SearchRank("search_vector", ts_query))
-        .order_by("-rank", "-priority")[:limit]
+    """The memories ``access`` sees that best match ``query``, best first."""
+    filters = filters or MemoryFilters()
+    pool = max(MIN_POOL, limit * 5)
+    # The keyword side runs on its own connection while this thread embeds the query and
+    # scans vectors, as message search does (search/speed/parallel.py).
+    keyword_side = parallel.beside(_keyword_side, query, access, filters, pool, mode != "semantic")
+    vector = semantic.query_vector(query) if mode != "keyword" else None
+    candidates: dict[int, ranking.Candidate] = {}
+    if vector is not None:
+        for rank, memory_id in enumerate(_nearest(vector, access, filters, pool), start=1):
+            candidates[memory_id] = ranking.Candidate(memory_id, rank_vector=rank)
+    kquery, idfs, matches = keyword_side.result()
+    for rank, memory_id in enumerate(matches, start=1):
+        c = candidates.setdefault(memory_id, ranking.Candidate(memory_id))
+        c.rank_keyword = rank
+    if not candidates:
+        return []
+    memories = _measured(list(candidates), kquery, idfs, vector, access, filters)
+    for memory_id, c in candidates.items():
+        memory = memories.get(memory_id)
+        if memory is not None:
+            # Each memory is its own group: fusion's per-session boost scales all alike.
+            c.session_id = memory_id
+            c.similarity = None if memory.distance is None else 1.0 - memory.distance
+            c.coverage = float(memory.coverage or 0.0)
+    found = [c for c in candidates.values() if c.message_id in memories]
+    ranked = ranking.fuse(found, mode)
+    for c in ranked:
+        priority = memories[c.message_id].priority
+        c.fused *= (1 - PRIORITY_WEIGHT) + PRIORITY_WEIGHT * min(1.0, max(0.0, priority))
+    ranked.sort(key=lambda c: (-c.fused, -c.relevance, c.message_id))
+    return [
+        MemoryHit(memories[c.message_id], round(c.relevance, 4))
+        for c in ranked
+        if c.relevance >= min_relevance
+    ][:limit]
+
+
+def _distance(vector: str) -> RawSQL:
+    """Cosine distance to the query's vector (a pgvector literal: cached per query text)."""
+    return RawSQL('"memories_memory"."embedding" <=> %s::vector', [vector], FloatField())
+
+
+def _columns_only(access: Access, filters: MemoryFilters):
+    """What ``visible`` + ``apply`` ask, on memory columns only (no join): the team, the
+    projects or team scope, not deleted, and the filters."""
+    memories = Memory.objects.filter(team_id__in=access.team_ids).exclude(
+        status=MemoryStatus.DELETED
     )
-    return [MemoryHit(memory, min(1.0, float(memory.rank))) for memory in rows]
+    if access.project_ids is not None:
+        memories = memories.filter(Q(project_id__in=access.project_ids) | Q(scope=MemoryScope.TEAM))
+    return apply(memories, filters)
+
+
+def _nearest(vector: str, access: Access, filters: MemoryFilters, pool: int) -> list[int]:
+    nearest = (
+        _columns_only(access, filters)
+        .filter(embedding__isnull=False)
+        .order_by(_distance(vector))
+        .values_list("id", flat=True)[:pool]
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true),"
+            " set_config('hnsw.max_scan_tuples', %s, true)",
+            [str(max(HNSW_EF_SEARCH, pool)), str(HNSW_MAX_SCAN_TUPLES)],
+        )
+        # relaxed_order may return near-ties out of order: the ranks come from the distances.
+        return list(nearest)
+
+
+def _keyword_side(
+    query: str, access: Access, filters: MemoryFilters, pool: int, ranked: bool
+) -> tuple[keyword.KeywordQuery, list[float], list[int]]:
+    """The query's lexemes, their IDFs and (when ``ranked``) the best keyword matches."""
+    kquery = keyword.parse(query)
+    idfs = keyword.estimated_idfs(kquery, IDF_DOCUMENTS)
+    if not ranked or not kquery.terms:
+        return kquery, idfs, []
+    return kquery, idfs, _keyword(kquery, idfs, access, filters, pool)
+
+
+def _keyword(
+    kquery: keyword.KeywordQuery,
+    idfs: list[float],
+    access: Access,
+    filters: MemoryFilters,
+    pool: int,
+) -> list[int]:
+    score, _coverage, params = keyword.score_sql(kquery, idfs, DOCUMENT)
+    matches = (
+        _columns_only(access, filters)
+        .alias(
+            matched=RawSQL(f"{DOCUMENT} @@ %s::tsquery", [kquery.any_term], BooleanField()),
+            score=RawSQL(score, params[: len(kquery.terms)], FloatField()),
+        )
+        .filter(matched=True)
+        .order_by("-score", "id")
+        .values_list("id", flat=True)[:pool]
+    )
+    return list(matches)
+
+
+def _measured(
+    ids: list[int],
+    kquery: keyword.KeywordQuery,
+    idfs: list[float],
+    vector: str | None,
+    access: Access,
+    filters: MemoryFilters,
+) -> dict[int, Memory]:
+    """The candidates that pass the scoping path, each with its cosine distance to the
+    query and its keyword coverage (whichever side found it)."""
+    memories = apply(visible(access), filters).filter(id__in=ids)
+    distance = Value(None, FloatField())
+    if vector is not None:
+        distance = _distance(vector)
+    coverage = Value(0.0, FloatField())
+    if kquery.terms:
+        _score, sql, params = keyword.score_sql(kquery, idfs, DOCUMENT)
+        coverage = RawSQL(sql, params[len(kquery.terms) :], FloatField())
+    memories = memories.annotate(distance=distance, coverage=coverage)
+    return {m.pk: m for m in memories.defer("search_vector", "embedding")}

@@ -38,6 +38,14 @@ class SearchParamsSerializer(FiltersSerializer):
     mode = serializers.ChoiceField(choices=MODES, default="hybrid")
     limit = serializers.IntegerField(default=10, min_value=1, max_value=MAX_LIMIT)
     min_relevance = serializers.FloatField(default=0.0, min_value=0.0, max_value=1.0)
+    memory_keys = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="also find messages through the memories recorded from them (a memory "
+        "matching the query points to its messages); unset: the server's default "
+        "(SEARCH_MEMORY_KEYS, off unless configured)",
+    )
     group = serializers.BooleanField(
         default=False, help_text="one entry per session, with its best messages"
     )
@@ -109,7 +117,14 @@ class SessionHitSerializer(serializers.Serializer):
 
 
 class ContextParamsSerializer(FiltersSerializer):
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
+    query = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MAX_QUERY_CHARS,
+        help_text="what the agent is about to work on; without it, where the project stands: "
+        "recent decisions, open findings, preferences and the latest sessions' summaries",
+    )
     current_agent = serializers.CharField(
         required=False, max_length=64, help_text="only sessions of this agent"
     )
@@ -180,12 +195,24 @@ class ContextBlockSerializer(serializers.Serializer):
     )
 
 
+class ContextSectionSerializer(serializers.Serializer):
+    """A part of the context other than sessions (decisions, open findings, preferences)."""
+
+    heading = serializers.CharField(help_text="its Markdown heading, e.g. '## Decisions'")
+    relevance = RoundedFloatField(4, help_text="its best line's relevance; 1 without a query")
+    tokens = serializers.IntegerField()
+    ids = serializers.ListField(
+        child=serializers.CharField(), help_text="the ids of what it shows (DEC-002 …)"
+    )
+
+
 class ContextSerializer(serializers.Serializer):
     markdown = serializers.CharField()
     tokens = serializers.IntegerField()
     max_tokens = serializers.IntegerField()
     tokenizer = serializers.SerializerMethodField()
     sessions = ContextBlockSerializer(many=True, source="blocks")
+    sections = ContextSectionSerializer(many=True)
 
     def get_tokenizer(self, context) -> str:
         return TOKENIZER

@@ -148,6 +148,7 @@ class SearchView(FilteredView):
                 mmr=options["mmr"],
                 recency=options["recency"],
                 include_archived=options["include_archived"],
+                memory_keys=options["memory_keys"],
             ),
         )
         body = {
@@ -162,29 +163,50 @@ class SearchView(FilteredView):
         return Response(SearchResultsSerializer(body).data)
 
 
+CONTEXT_DESCRIPTION = (
+    "Ready-to-inject Markdown for an agent's prompt. With a query: the relevant decisions, "
+    "open findings and preferences ('## Decisions', '## Open Findings', '## Preferences', "
+    "one '- [DEC-002] …' line each) and the past sessions relevant to it ('## Relevant Past "
+    "Discussions', then one '### Session: <date> - <Agent> (<Persona>) - <workflow>' block "
+    "per session with 'Relevance: NN%'); a section goes before the sessions when it is at "
+    "least as relevant. Empty when nothing reaches min_relevance. Without a query: where the "
+    "project stands, to resume work: recent decisions, open findings, preferences and the "
+    "latest sessions' summaries ('## Latest Sessions'). Everything fits within max_tokens: "
+    "less relevant sessions show less (all of it, its key messages, its summary, or one "
+    "line). What is shown counts as read."
+)
+
+
 class ContextView(FilteredView):
     params_class = ContextParamsSerializer
 
     @extend_schema(
+        parameters=[ContextParamsSerializer],
+        responses=ContextSerializer,
+        description=CONTEXT_DESCRIPTION,
+    )
+    def get(self, request):
+        return self.run(request.query_params)
+
+    @extend_schema(
         request={"application/json": ContextParamsSerializer},
         responses=ContextSerializer,
-        description="Past sessions relevant to a query, as Markdown to put in an agent's "
-        "prompt: '## Relevant Past Discussions', then one '### Session: <date> - <Agent> "
-        "(<Persona>) - <workflow>' block per session with 'Relevance: NN%'; empty when "
-        "nothing reaches min_relevance. It fits within max_tokens by showing less of the "
-        "less relevant sessions: all of it, its key messages, its summary, or one line.",
+        description=CONTEXT_DESCRIPTION,
     )
     def post(self, request):
-        params = self.read_params(request.data)
-        data = params.validated_data
+        return self.run(request.data)
+
+    def run(self, data):
+        params = self.read_params(data)
+        options = params.validated_data
         context = build_context(
             self.scope(params),
-            data["query"],
+            options["query"],
             filters=params.filters(),
-            max_sessions=data["max_sessions"],
-            min_relevance=data["min_relevance"],
-            max_tokens=data["max_tokens"],
-            include_archived=data["include_archived"],
+            max_sessions=options["max_sessions"],
+            min_relevance=options["min_relevance"],
+            max_tokens=options["max_tokens"],
+            include_archived=options["include_archived"],
         )
         return Response(ContextSerializer(context).data)
 

@@ -43,6 +43,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "GET /api/v1/search": FILTER_RULES | {"q"},  # a query, or an entity to look for
     "POST /api/v1/search": FILTER_RULES | {"q"},
     "POST /api/v1/context": FILTER_RULES,
+    "GET /api/v1/context": FILTER_RULES,
     "GET /api/v1/entities": FILTER_RULES,
     # No filter at all needs "all": true (an empty body never deletes everything).
     "POST /api/v1/sessions/delete": FILTER_RULES | {"all"},

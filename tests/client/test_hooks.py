@@ -8,9 +8,9 @@ import time
 
 import pytest
 
+from memories.capture.record import MemoryDraft, record
 from memoryapp_client import CaptureError, MemoryClient, on_agent_exit, on_agent_start
 from memoryapp_client.cli import main
-from memoryapp_client.hooks import default_query
 from sessions.models import Session
 from tests.client.conftest import day_of, embed_all
 
@@ -46,19 +46,25 @@ def test_start_hook_gives_seed_000_markdown_when_enabled_by_the_environment(
 
 
 @live
-def test_start_hook_enabled_by_argument_with_the_default_query(memory, monkeypatch):
+def test_start_hook_enabled_by_argument_says_where_the_work_stands(memory, monkeypatch, project):
+    decision = record(
+        project, MemoryDraft(type="decision", content="Ship releases on Tuesdays only")
+    ).memory
+    finding = record(
+        project,
+        MemoryDraft(
+            type="finding", content="The release job leaks a registry token", resolution="open"
+        ),
+    ).memory
     monkeypatch.setenv("MEMORYAPP_CONTEXT_ON_START", "0")
-    assert on_agent_start("dev", "release", min_relevance=0) == ""  # "0" means off
-    markdown = on_agent_start("dev", "release", enabled=True, min_relevance=0)
-    assert markdown.startswith("## Relevant Past Discussions")
-    assert "Dev (Amelia) - release" in markdown
-    assert "Architect" not in markdown  # only this agent's sessions
+    assert on_agent_start("dev", "release") == ""  # "0" means off
+    markdown = on_agent_start("dev", "release", enabled=True)
+    assert f"## Decisions\n- [{decision.public_id}] Ship releases on Tuesdays only" in markdown
+    assert f"## Open Findings\n- [{finding.public_id}] The release job leaks" in markdown
+    latest = markdown.split("## Latest Sessions\n\n", 1)[1]
+    assert "Dev (Amelia) - release" in latest
+    assert "Architect" not in latest  # only this agent's sessions
     assert on_agent_start("dev", "release", enabled=False) == ""
-
-
-def test_the_default_query_is_made_of_the_agent_and_the_workflow():
-    assert default_query("architect", "create-architecture") == "architect create architecture"
-    assert default_query("dev") == default_query("dev", "none") == "dev"
 
 
 @live
