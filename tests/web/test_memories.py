@@ -112,7 +112,6 @@ def test_the_nav_links_the_memories_page(viewer_client, memories):
         ("resolution=open", ["FIND-001"], ["DEC-001", "PREF-001"]),
         ("agent=veritas", ["FIND-001"], ["DEC-001", "PREF-001"]),
         ("status=superseded", [], ["DEC-001", "FIND-001", "PREF-001"]),
-        ("q=cookie", ["FIND-001"], ["DEC-001", "PREF-001"]),
     ],
 )
 def test_the_list_filters(viewer_client, memories, query, shown, hidden):
@@ -121,6 +120,14 @@ def test_the_list_filters(viewer_client, memories, query, shown, hidden):
         assert public_id in body
     for public_id in hidden:
         assert public_id not in body
+
+
+def test_a_search_puts_the_best_match_first(viewer_client, memories):
+    """Search is by meaning and keyword: nearby memories may follow, below the match."""
+    body = viewer_client.get("/memories?q=session+cookie+Secure").content.decode()
+    assert "FIND-001" in body
+    others = [body.index(m) for m in ("DEC-001", "PREF-001") if m in body]
+    assert all(body.index("FIND-001") < at for at in others)
 
 
 def test_superseded_memories_are_listed_when_asked_for(viewer_client, project, memories):
