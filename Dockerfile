@@ -17,6 +17,7 @@ RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorc
 COPY pyproject.toml README.md ./
 COPY memoryapp ./memoryapp
 COPY memoryapp_client ./memoryapp_client
+COPY memories ./memories
 COPY sessions ./sessions
 COPY search ./search
 COPY teams ./teams

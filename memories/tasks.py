@@ -9,6 +9,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from memories.enrich import run
+from memories.enrich.poke import EXTRACTION
 from sessions.enrich import pipeline
 from sessions.tasks import embed_pending
 
@@ -34,6 +35,8 @@ def extract_pending() -> int:
         done = run.extract_pending_sessions(limit=1)
         total += done
         if not done:
+            if EXTRACTION.more_work_arrived():  # a session became due after that claim
+                continue
             return total
         if pipeline.has_pending_messages():
             embed_pending.delay()

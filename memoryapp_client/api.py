@@ -40,6 +40,15 @@ def describe_error(detail: Any) -> str:
     return text if len(text) <= 500 else text[:500] + "…"
 
 
+# What "relevant to a topic" means for the get_* helpers: the context endpoint's default
+# relevance floor, so an agent gets the same memories either way.
+RELEVANT = 0.3
+
+
+def _relevant(topic: str | None) -> float | None:
+    return RELEVANT if topic else None
+
+
 def _present(values: dict) -> dict:
     """Leave out options given as None (so callers may pass ``agent=None``)."""
     return {key: value for key, value in values.items() if value is not None}
@@ -247,7 +256,8 @@ class MemoryClient:
         """GET /api/v1/memories: ``type`` (one or a list), ``tag``, ``topic``, ``agent``,
         ``session``, ``after``, ``before``, ``confidence``, ``status``, ``resolution``,
         ``min_priority``, ``include_decayed``, ``pinned``, ``sort``, ``limit``, ``cursor``;
-        ``q`` searches by meaning and keyword. Returns ``{"results": [...], "next": ...}``."""
+        ``q`` searches by meaning and keyword (``min_relevance`` drops weaker matches).
+        Returns ``{"results": [...], "next": ...}``."""
         params = {
             key: ",".join(value) if isinstance(value, list | tuple) else _query_value(value)
             for key, value in _present(filters).items()
@@ -287,16 +297,22 @@ class MemoryClient:
 
     def get_relevant_decisions(self, topic: str, limit: int = 10) -> list[dict]:
         """The decisions most relevant to ``topic``, by meaning and keyword."""
-        return self.memories(type="decision", q=topic, limit=limit)["results"]
+        return self.memories(type="decision", q=topic, min_relevance=RELEVANT, limit=limit)[
+            "results"
+        ]
 
     def get_open_findings(self, topic: str | None = None, limit: int = 50) -> list[dict]:
         """Findings not resolved yet (about ``topic`` when given), most important first."""
-        found = self.memories(type="finding", resolution="open", q=topic, limit=limit)
+        found = self.memories(
+            type="finding", resolution="open", q=topic, min_relevance=_relevant(topic), limit=limit
+        )
         return found["results"]
 
     def get_user_preferences(self, topic: str | None = None, limit: int = 50) -> list[dict]:
         """The people's preferences (about ``topic`` when given), most important first."""
-        return self.memories(type="preference", q=topic, limit=limit)["results"]
+        return self.memories(
+            type="preference", q=topic, min_relevance=_relevant(topic), limit=limit
+        )["results"]
 
     @staticmethod
     def _memory_path(memory_id: str) -> str:

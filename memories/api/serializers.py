@@ -551,6 +551,13 @@ class MemoryListParamsSerializer(MemoryFiltersSerializer):
         help_text="search by meaning and keyword: the best matches first, with relevance "
         "(one page of at most `limit`)",
     )
+    min_relevance = serializers.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        default=0.0,
+        help_text="with `q`: only matches at least this relevant (0..1, as message search)",
+    )
     sort = serializers.ChoiceField(
         choices=list(SORTS),
         required=False,

@@ -243,7 +243,13 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         query = params.validated_data.get("q", "").strip()
         if query:
             limit = min(paginator.get_page_size(request), MAX_SEARCH_RESULTS)
-            hits = search_memories(access, query, filters, limit)
+            hits = search_memories(
+                access,
+                query,
+                filters,
+                limit,
+                min_relevance=params.validated_data["min_relevance"],
+            )
             found = list(with_listing(Memory.objects.filter(pk__in=[h.memory.pk for h in hits])))
             by_pk = {memory.pk: memory for memory in found}
             ranked = []

@@ -28,35 +28,53 @@ EMBED_TASK = "sessions.tasks.embed_pending"
 POKES = QuickBroker("enrichment pokes")
 
 
+class Poke:
+    """Pokes for one kind of work: ``task`` is sent at most once per ``POKE_EVERY_MS``, and
+    none is lost to that throttle (see above). The embedding work has one; apps standing on
+    sessions make their own (memories' extraction)."""
+
+    def __init__(self, task: str, poke_key: str, dirty_key: str, broker: QuickBroker):
+        self.task, self.poke_key, self.dirty_key, self.broker = task, poke_key, dirty_key, broker
+
+    def poke(self) -> None:
+        """Ask a worker to look for pending work. Never raises and never waits on the broker:
+        if it is down, what was stored still stands and the sweeper pokes later."""
+        from memoryapp.celery import app
+
+        def poke(conn) -> None:
+            pipe = conn.default_channel.client.pipeline(transaction=False)
+            pipe.set(self.dirty_key, 1)
+            pipe.set(self.poke_key, 1, nx=True, px=POKE_EVERY_MS)
+            if pipe.execute()[1]:
+                app.send_task(self.task, connection=conn, retry=False)
+
+        with suppress(BrokerUnavailable):  # the data is safe in PostgreSQL
+            self.broker.run(poke)
+
+    def more_work_arrived(self) -> bool:
+        """For a task that found nothing to do, before it stops: True when a poke came since
+        it last looked (it should claim again). Drops the throttle first, so a poke after
+        this call sends a new task. With the broker down, False: the sweeper covers it."""
+
+        def look(conn) -> bool:
+            pipe = conn.default_channel.client.pipeline(transaction=True)
+            pipe.delete(self.poke_key)
+            pipe.get(self.dirty_key)
+            pipe.delete(self.dirty_key)
+            return pipe.execute()[1] is not None
+
+        try:
+            return self.broker.run(look)
+        except BrokerUnavailable:
+            return False
+
+
+ENRICHMENT = Poke(EMBED_TASK, POKE_KEY, DIRTY_KEY, POKES)
+
+
 def poke_enrichment() -> None:
-    """Ask a worker to look for pending work. Never raises and never waits on the broker:
-    if it is down, what was stored still stands and the sweeper pokes later."""
-    from memoryapp.celery import app
-
-    def poke(conn) -> None:
-        pipe = conn.default_channel.client.pipeline(transaction=False)
-        pipe.set(DIRTY_KEY, 1)
-        pipe.set(POKE_KEY, 1, nx=True, px=POKE_EVERY_MS)
-        if pipe.execute()[1]:
-            app.send_task(EMBED_TASK, connection=conn, retry=False)
-
-    with suppress(BrokerUnavailable):  # the data is safe in PostgreSQL
-        POKES.run(poke)
+    ENRICHMENT.poke()
 
 
 def more_work_arrived() -> bool:
-    """For an embedding task that found nothing to do, before it stops: True when a poke came
-    since it last looked (it should claim again). Drops the throttle first, so a poke after
-    this call sends a new task. With the broker down, False: the sweeper covers it."""
-
-    def look(conn) -> bool:
-        pipe = conn.default_channel.client.pipeline(transaction=True)
-        pipe.delete(POKE_KEY)
-        pipe.get(DIRTY_KEY)
-        pipe.delete(DIRTY_KEY)
-        return pipe.execute()[1] is not None
-
-    try:
-        return POKES.run(look)
-    except BrokerUnavailable:
-        return False
+    return ENRICHMENT.more_work_arrived()

@@ -116,7 +116,8 @@ def test_the_memories_command_adds_lists_shows_searches_and_resolves(agent_env, 
     assert content.strip() == "No MFA requirement specified"
 
     code, out, _ = run(capsys, "memories", "search", "OAuth", "--json")
-    assert code == 0 and [m["id"] for m in json.loads(out)["results"]] == ["DEC-001"]
+    # By meaning too: the other memories may follow, below the match.
+    assert code == 0 and json.loads(out)["results"][0]["id"] == "DEC-001"
 
     code, out, err = run(capsys, "memories", "resolve", "FIND-001", "--action", "Added MFA")
     assert code == 0, err

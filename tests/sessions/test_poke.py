@@ -13,6 +13,7 @@ from tests.conftest import purge_test_queue
 @pytest.fixture
 def redis():
     poke.POKES.reset()
+    purge_test_queue()  # tasks an earlier test's captures left queued would be counted
     with celery_app.connection_for_write() as conn:
         client = conn.default_channel.client
         client.delete(poke.POKE_KEY, poke.DIRTY_KEY)
