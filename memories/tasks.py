@@ -6,22 +6,13 @@ import logging
 import time
 
 from celery import shared_task
-from django.db import OperationalError
 
 from memories.enrich import run
 from memories.enrich.poke import EXTRACTION
 from sessions.enrich import pipeline
-from sessions.tasks import embed_pending
+from sessions.tasks import RETRYING, TASK_BUDGET_SECONDS, embed_pending  # the same as theirs
 
 logger = logging.getLogger(__name__)
-
-TASK_BUDGET_SECONDS = 60
-RETRYING = {
-    "autoretry_for": (OperationalError,),
-    "retry_backoff": True,
-    "retry_jitter": True,
-    "max_retries": 5,
-}
 
 
 @shared_task(name="memories.tasks.extract_pending", **RETRYING)
