@@ -464,8 +464,6 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         payload = ResolveSerializer(data=json_object(request.data))
         payload.is_valid(raise_exception=True)
         values = payload.validated_data
-        if memory.status == MemoryStatus.DELETED:
-            raise capture.MemoryConflict(f"{memory.public_id} is deleted; restore it first.")
         resolver = None
         if values.get("resolved_by"):
             resolver = find_memory(

@@ -330,22 +330,26 @@ def resolve(
     verification: str = "",
     resolved_by: Memory | None = None,
 ) -> Memory:
-    """Mark an open finding resolved (seed 001 §2.2.4 ``resolution``)."""
-    if finding.type != MemoryType.FINDING:
-        raise InvalidMemory("Only findings are resolved.", "type")
-    if finding.resolution == Resolution.RESOLVED:
-        raise MemoryConflict(f"{finding.public_id} is already resolved.")
+    """Mark an open finding resolved (seed 001 §2.2.4 ``resolution``). The row is locked
+    and read again first: of two callers resolving at once, the second gets the conflict."""
     now = timezone.now()
-    details = dict(finding.details)
-    details["resolution"] = {
-        **(details.get("resolution") or {}),
-        "status": "resolved",
-        "resolved_at": now.isoformat(),
-        "resolved_by": by,
-        **({"action_taken": action_taken} if action_taken else {}),
-        **({"verification": verification} if verification else {}),
-    }
     with transaction.atomic():
+        finding = Memory.objects.select_for_update().get(pk=finding.pk)
+        if finding.type != MemoryType.FINDING:
+            raise InvalidMemory("Only findings are resolved.", "type")
+        if finding.status == MemoryStatus.DELETED:
+            raise MemoryConflict(f"{finding.public_id} is deleted; restore it first.")
+        if finding.resolution == Resolution.RESOLVED:
+            raise MemoryConflict(f"{finding.public_id} is already resolved.")
+        details = dict(finding.details)
+        details["resolution"] = {
+            **(details.get("resolution") or {}),
+            "status": "resolved",
+            "resolved_at": now.isoformat(),
+            "resolved_by": by,
+            **({"action_taken": action_taken} if action_taken else {}),
+            **({"verification": verification} if verification else {}),
+        }
         finding.details = details
         finding.resolution = Resolution.RESOLVED
         finding.priority = priority_of(finding, now)

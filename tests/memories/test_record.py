@@ -3,6 +3,7 @@ relationships and their cycles, resolving, agent state. Real PostgreSQL, the rea
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -16,6 +17,7 @@ from memories.capture.record import (
     link,
     record,
     resolve,
+    soft_delete,
     update_agent_state,
 )
 from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus, MemoryType
@@ -180,3 +182,34 @@ def test_concurrent_writers_get_distinct_ids():
     with ThreadPoolExecutor(8) as pool:
         ids = list(pool.map(write, range(24)))
     assert len(set(ids)) == 24
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_resolves_at_once_resolve_once():
+    project = ProjectFactory()
+    finding = record(project, draft(MemoryType.FINDING, "Session timeout not defined")).memory
+    barrier = threading.Barrier(2)
+
+    def attempt(who):
+        try:
+            barrier.wait()
+            resolve(Memory.objects.get(pk=finding.pk), by=who)
+            return "resolved"
+        except MemoryConflict:
+            return "conflict"
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = sorted(pool.map(attempt, ["ana", "bo"]))
+    assert outcomes == ["conflict", "resolved"]
+    finding.refresh_from_db()
+    assert finding.details["resolution"]["resolved_by"] in ("ana", "bo")
+
+
+def test_a_deleted_finding_is_not_resolved():
+    project = ProjectFactory()
+    finding = record(project, draft(MemoryType.FINDING, "Session timeout not defined")).memory
+    soft_delete(finding, reason="duplicate")
+    with pytest.raises(MemoryConflict, match="deleted"):
+        resolve(finding, by="user")

@@ -12,7 +12,6 @@ from collections import OrderedDict
 from functools import wraps
 
 from django.contrib import messages
-from django.db import transaction
 from django.db.models import BigIntegerField, Case, F, Value, When, prefetch_related_objects
 from django.db.models.functions import Cast
 from django.http import Http404
@@ -20,8 +19,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from memories.capture.edit import edit, set_pinned
-from memories.capture.record import InvalidMemory, MemoryConflict, resolve, soft_delete
+from memories.capture.edit import delete, edit, set_pinned
+from memories.capture.record import InvalidMemory, MemoryConflict, resolve
 from memories.models import (
     LinkKind,
     Memory,
@@ -287,15 +286,13 @@ def memory_resolve(request, memory):
     if not form.is_valid():
         messages.error(request, "Say what was done to resolve it (Action taken).")
         return redirect(memory_url(memory))
-    with transaction.atomic():
-        # Locked and read again: of two people resolving at once, the second is told.
-        finding = Memory.objects.select_for_update().defer(*HEAVY_COLUMNS).get(pk=memory.pk)
-        resolve(
-            finding,
-            by=request.user.get_username(),
-            action_taken=form.cleaned_data["action_taken"],
-            verification=form.cleaned_data["verification"],
-        )
+    # Of two people resolving at once, the second is told (resolve locks the row).
+    resolve(
+        memory,
+        by=request.user.get_username(),
+        action_taken=form.cleaned_data["action_taken"],
+        verification=form.cleaned_data["verification"],
+    )
     messages.success(request, f"Resolved {memory.public_id}.")
     return redirect(memory_url(memory))
 
@@ -317,11 +314,7 @@ def memory_pin(request, memory):
 def memory_delete(request, memory):
     form = MemoryDeleteForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            current = Memory.objects.select_for_update().defer(*HEAVY_COLUMNS).get(pk=memory.pk)
-            if current.status == MemoryStatus.DELETED:
-                raise MemoryConflict(f"{memory.public_id} was deleted meanwhile.")
-            soft_delete(current, by=request.user, reason=form.cleaned_data["reason"])
+        delete(memory, by=request.user, reason=form.cleaned_data["reason"])
         messages.success(
             request,
             f"Deleted {memory.public_id}: it no longer appears in lists, search or agents' "
