@@ -78,6 +78,17 @@ class MessageRole(models.TextChoices):
     TOOL = "tool"
 
 
+class MessageKind(models.TextChoices):
+    """What a message is, for ranking: what people and agents said outranks what a harness
+    injected or a tool printed for the same match (search/ranking.py), unless the question
+    asks for that. Set at capture (sessions/capture/message_kind.py)."""
+
+    PROSE = "prose", "Said by a person or an agent"
+    INJECTED = "injected", "Injected instructions (system prompts, AGENTS.md, skills)"
+    CONSOLE = "console", "Console banner or status line"
+    TOOL_OUTPUT = "tool_output", "Tool output"
+
+
 class EnrichmentStatus(models.TextChoices):
     """Where a row is in the background work: a message's embedding, a session's enrichment."""
 
@@ -281,6 +292,13 @@ class Message(Enrichable, TeamOwned):
     token_count = models.PositiveIntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
     pinned = models.BooleanField(db_default=False, help_text="Pinned messages are never compacted.")
+    kind = models.CharField(
+        max_length=16,
+        choices=MessageKind.choices,
+        db_default=MessageKind.PROSE,
+        help_text="Prose, injected instructions, a console banner or tool output: ranking "
+        "puts prose first for the same match.",
+    )
     # A removed message stays as a tombstone (seed 001 §8.2): its place in the session and who
     # removed it when; its content, vectors and entities are gone.
     removed_at = models.DateTimeField(null=True, blank=True)
@@ -506,3 +524,39 @@ class Pseudonym(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.label}"
+
+
+class SpeakerAlias(TeamOwned):
+    """A name a project's people or agents are called by that is not their display name:
+    "Kate" for the author "Katherine", the persona "Winston" for the agent ``architect``.
+    Learned from the sessions (sessions/enrich/aliases.py); a question that uses the alias
+    finds that speaker's messages (search/aliases.py)."""
+
+    class Source(models.TextChoices):
+        VOCATIVE = "vocative", "Addressed by it"
+        SELF = "self", "Introduced themself by it"
+        PERSONA = "persona", "The agent's persona"
+        NAME_PART = "name_part", "Part of the display name"
+
+    project = _owned_by(Project, "speaker_aliases")
+    alias = models.CharField(max_length=100, help_text="As people write it.")
+    alias_key = models.CharField(max_length=100, help_text="Lowercased, for matching.")
+    speaker = models.CharField(
+        max_length=200, help_text="The message author (or the agent name) it stands for."
+    )
+    is_agent = models.BooleanField(default=False, help_text="The speaker is an agent name.")
+    source = models.CharField(max_length=16, choices=Source.choices)
+    evidence = models.PositiveIntegerField(default=1, help_text="Times it was seen.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "alias_key", "speaker", "is_agent"],
+                name="speaker_alias_uniq",
+            )
+        ]
+        indexes = [models.Index(fields=["team", "alias_key"], name="speaker_alias_team_key_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.alias} → {self.speaker}"
