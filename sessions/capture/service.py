@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import index_context
+from sessions.capture.message_kind import kind_of
 from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wants_compaction
 from sessions.capture.redaction import RedactionPolicy
 from sessions.capture.sanitize import clean_json, clean_text
@@ -325,6 +326,7 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
                 tool_call_id=message.tool_call_id[:255],
                 timestamp=message.timestamp,
                 metadata=metadata,
+                kind=kind_of(message.role, content, message.tool_name, metadata),
             )
         )
     added_bytes = sum(len(row.content.encode()) for row in rows)
