@@ -225,3 +225,34 @@ def test_every_capture_path_stores_the_kind(project, shared_dir):
     assert imported_kinds["system"] == INJECTED
     assert imported_kinds["tool"] == TOOL_OUTPUT
     assert imported_kinds["user"] == PROSE
+
+
+@pytest.mark.django_db
+def test_the_data_migration_classifies_rows_captured_before_kinds(project):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from sessions.capture.importers.base import ParsedMessage, ParsedSession
+    from sessions.capture.service import capture_session
+
+    migration = import_module("sessions.migrations.0014_classify_message_kinds")
+    session = capture_session(
+        project,
+        ParsedSession(
+            source_format="api",
+            agent_name="aider",
+            messages=[
+                ParsedMessage(role="tool", content=AIDER_TURN, tool_name="aider"),
+                ParsedMessage(role="user", content=SYSTEM_REMINDER),
+                ParsedMessage(role="assistant", content=JSON_DUMP),
+                ParsedMessage(role="user", content=CHAT),
+            ],
+        ),
+    ).session
+    Message.objects.filter(session=session).update(kind=PROSE)  # as before kinds existed
+
+    migration.classify(apps, None)
+
+    kinds = list(Message.objects.filter(session=session).order_by("seq").values_list("kind"))
+    assert kinds == [(CONSOLE,), (INJECTED,), (TOOL_OUTPUT,), (PROSE,)]
