@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection
 
-from search import extra_keys, keyword, ranking, semantic
+from search import extra_keys, keyword, query_intent, ranking, semantic
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
@@ -118,22 +118,19 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
 
     # Both sides say which session a message is in; a session deleted since is dropped when
     # the chosen messages are loaded.
-    ranked = ranking.fuse(list(candidates.values()), mode)
-    ranked = [c for c in ranked if c.relevance >= request.min_relevance]
+    intent = _noise_kinds(candidates, query_intent.intent_of(request.query))
+    ranked = ranking.score(list(candidates.values()), mode, intent)
     ranked = ranking.adjust_for_lifecycle(
         ranked, _lifecycle_states({c.session_id for c in ranked}), recency=request.recency
     )
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
+    # The score that orders is the one shown and filtered on: the list only goes down.
+    ranked = [c for c in ranked if c.relevance >= request.min_relevance]
 
     if request.group_by_session:
-        groups: dict[int, list[ranking.Candidate]] = {}
-        for c in ranked:
-            group = groups.setdefault(c.session_id, [])
-            if len(group) < HITS_PER_SESSION:
-                group.append(c)
-        chosen_groups = list(groups.values())[: request.limit]
+        chosen_groups = ranking.group(ranked, request.limit, HITS_PER_SESSION)
         chosen = [c for group in chosen_groups for c in group]
     else:
         chosen = ranked[: request.limit]
@@ -148,6 +145,9 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     }
     sessions = []
     if request.group_by_session:
+        # Grouped, the flat list too goes best first (a group's third hit can be below the
+        # next group's first).
+        hits = dict(sorted(hits.items(), key=lambda item: -item[1].relevance))
         for group in chosen_groups:
             group_hits = [hits[c.message_id] for c in group if c.message_id in hits]
             if not group_hits:
@@ -195,6 +195,29 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
     return {m.id: m for m in rows}
 
 
+def _noise_kinds(
+    candidates: dict[int, ranking.Candidate], intent: query_intent.QueryIntent
+) -> query_intent.QueryIntent:
+    """Set the candidates that are not prose to their kind (one query, on the primary key),
+    and return ``intent``, asking for output too when a quoted phrase of the question
+    occurs in one of them."""
+    if not candidates:
+        return intent
+    phrases = [p.lower() for p in intent.quoted] if not intent.wants_output else []
+    quoted_sql = " OR ".join("strpos(lower(content), %s) > 0" for _ in phrases) or "false"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, kind, kind IN ('tool_output', 'console') AND ({quoted_sql})"
+            " FROM agent_sessions_message WHERE id = ANY(%s) AND kind <> 'prose'",
+            [*phrases, list(candidates)],
+        )
+        quoted_in_output = False
+        for message_id, kind, holds_phrase in cursor.fetchall():
+            candidates[message_id].kind = kind
+            quoted_in_output = quoted_in_output or holds_phrase
+    return replace(intent, wants_output=True) if quoted_in_output else intent
+
+
 def _lifecycle_states(session_ids: set[int]) -> dict[int, tuple[str, float]]:
     rows = Session.objects.filter(pk__in=session_ids).values_list(
         "pk", "lifecycle", "decay_priority"
@@ -207,7 +230,7 @@ def _hit(c: ranking.Candidate, message: Message, texts: dict[int, Snippet]) -> M
         message=message,
         session=message.session,
         relevance=round(c.relevance, 4),
-        score=c.fused,
+        score=c.relevance,
         similarity=None if c.similarity is None else round(c.similarity, 4),
         keyword_coverage=round(c.coverage, 4),
         snippet=texts.get(c.message_id, Snippet("")),
