@@ -1,0 +1,134 @@
+"""Noise ranks below prose for the same match, unless the question asks for it; and the
+relevance shown never goes up down a list. Through the real capture, pipeline (the real
+model) and search API."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from sessions.models import Message, MessageKind
+from tests.search.corpus import capture, embed_all
+from tests.search.test_api import client_for
+
+pytestmark = pytest.mark.django_db
+
+AIDER_BANNER = (
+    "Aider v0.86.1\nModel: gpt-4o with diff edit format\nGit repo: .git with 41 files\n"
+    "Repo-map: using 1024 tokens, auto refresh\n"
+    "Tokens: 3.1k sent, 240 received. Cost: $0.0031 message, $0.0094 session.\n"
+    "Applied edit to src/auth/refresh_tokens.py\n"
+    "Commit 4be2c19 feat: handle JWT refresh tokens with rotation"
+)
+SYSTEM_PROMPT = (
+    "You are a senior backend engineer. When you handle JWT refresh tokens, follow the "
+    "team's security guidelines and never log a token."
+)
+QUESTION = "How do we handle JWT refresh tokens after the access token expires?"
+ANSWER = (
+    "We rotate them: every refresh issues a new refresh token and revokes the old one, and "
+    "the tokens are stored hashed in Redis so a leaked database dump is useless."
+)
+TEST_RUN = (
+    "============================= FAILURES =============================\n"
+    "___________________ test_refresh_rotation ___________________\n"
+    "    def test_refresh_rotation(client):\n"
+    ">       assert store['refresh_token_hash'] != old_hash\n"
+    "E       KeyError: 'refresh_token_hash'\n"
+    "tests/test_auth.py:48: KeyError\n"
+    "FAILED tests/test_auth.py::test_refresh_rotation - KeyError: 'refresh_token_hash'\n"
+    "======================== 1 failed, 23 passed in 2.41s ========================"
+)
+
+
+@pytest.fixture
+def noisy(project):
+    session = capture(
+        project,
+        [
+            ("system", SYSTEM_PROMPT),
+            ("tool", AIDER_BANNER),
+            ("user", QUESTION),
+            ("assistant", ANSWER),
+            ("tool", TEST_RUN),
+            ("assistant", "The rotation test fails: the hash is stored under another key."),
+        ],
+        agent="aider",
+        title="Refresh tokens",
+    )
+    capture(
+        project,
+        [("user", "What should I cook tonight?"), ("assistant", "A mushroom risotto.")],
+        agent="chef",
+    )
+    embed_all()
+    return session
+
+
+def kinds_of(session) -> dict[int, str]:
+    return dict(Message.objects.filter(session=session).values_list("seq", "kind"))
+
+
+def test_the_noisy_session_is_classified_at_capture(noisy):
+    assert kinds_of(noisy) == {
+        0: MessageKind.INJECTED,
+        1: MessageKind.CONSOLE,
+        2: MessageKind.PROSE,
+        3: MessageKind.PROSE,
+        4: MessageKind.TOOL_OUTPUT,
+        5: MessageKind.PROSE,
+    }
+
+
+def test_prose_ranks_above_a_banner_and_a_system_prompt_that_match_too(project, noisy):
+    body = client_for(project).get("/api/v1/search", {"q": "how did we handle JWT refresh tokens?"})
+    assert body.status_code == 200, body.content
+    seqs = [hit["message"]["seq"] for hit in body.json()["results"]]
+    assert seqs[0] in (2, 3)  # the question or its answer
+    assert seqs.index(3) < seqs.index(1)  # the answer above the aider banner
+    assert seqs.index(3) < seqs.index(0)  # and above the system prompt
+
+
+def test_a_question_about_the_error_finds_the_tool_output_first(project, noisy):
+    body = client_for(project).get(
+        "/api/v1/search", {"q": "what KeyError did the refresh rotation test fail with?"}
+    )
+    assert body.status_code == 200, body.content
+    assert body.json()["results"][0]["message"]["seq"] == 4
+
+
+def test_a_question_about_the_instructions_finds_the_system_prompt(project, noisy):
+    body = client_for(project).get(
+        "/api/v1/search", {"q": "what did the system prompt say about refresh tokens?"}
+    )
+    assert body.json()["results"][0]["message"]["seq"] == 0
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"group": "true"}, {"mmr": "true"}, {"group": "true", "mmr": "true"}, {"recency": "true"}],
+)
+def test_shown_relevance_never_increases_down_any_list(project, noisy, options):
+    client = client_for(project)
+    for query in ("JWT refresh tokens", "KeyError refresh_token_hash", "risotto", "tokens"):
+        body = client.get("/api/v1/search", {"q": query, "limit": 10, **options}).json()
+        shown = [hit["relevance"] for hit in body["results"]]
+        assert all(a >= b for a, b in itertools.pairwise(shown)), (query, shown)
+        groups = body.get("sessions", [])
+        assert all(a["relevance"] >= b["relevance"] for a, b in itertools.pairwise(groups))
+        for group in groups:
+            within = [hit["relevance"] for hit in group["hits"]]
+            assert all(a >= b for a, b in itertools.pairwise(within))
+            assert group["relevance"] == within[0]
+
+
+def test_min_relevance_keeps_what_is_shown_at_or_above_it(project, noisy):
+    client = client_for(project)
+    everything = client.get("/api/v1/search", {"q": "JWT refresh tokens", "limit": 20}).json()
+    shown = [hit["relevance"] for hit in everything["results"]]
+    bar = sorted(shown)[len(shown) // 2]
+    kept = client.get(
+        "/api/v1/search", {"q": "JWT refresh tokens", "limit": 20, "min_relevance": bar}
+    ).json()
+    assert [hit["relevance"] for hit in kept["results"]] == [r for r in shown if r >= bar]
