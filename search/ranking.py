@@ -1,46 +1,55 @@
-"""Putting keyword and vector candidates in one order, and saying how relevant each is.
+"""One score for each message a search finds: it orders the list, it is the relevance
+shown (API ``relevance``, the UI's %) and it is what ``min_relevance`` keeps, so relevance
+never goes up down a list, and 0.3 means "a decent match" for every query.
 
-**Order** — reciprocal-rank fusion: ``rrf = w_v/(k + rank_v) + w_k/(k + rank_k)`` over
-the two candidate lists (a list a message is absent from adds nothing), then a session
-boost: ``fused = rrf + SESSION_BOOST · (sum of the SESSION_BEST best rrf in the same
-session)``, because the answer tends to sit in the session where the matches are, and a
-session that matches several times is likelier the one meant than a session with a single
-lucky hit. Ranks, not scores, are fused because BM25 scores and cosine similarities live on
-unrelated scales. The constants (k = 20, keyword weight 1.5, boost 0.2 over the best 3) were
-chosen on LoCoMo conversations 0-4 and checked on 5-9 (bench/locomo.py measures them).
-Summing the best 3 rather than taking the best one alone raised session and turn recall on
-5-9; any k from 20 to 60 with a keyword weight of 1.25-2 does about as well; weighted sums
-of normalised scores did no better.
+**Match strength** (``match_strength``): the cosine similarity of the message's best chunk
+to the query, plus ``KEYWORD_STRENGTH × coverage × bm25 / best bm25``, where coverage is
+the IDF-weighted share of the query's words the message (or its keyword context) holds and
+bm25 its keyword score relative to the query's best keyword match. Coverage is absolute (a
+message holding only a common word of the query gets little, however it ranks); the BM25
+ratio tells a message holding the words itself from one holding them only in its context,
+and counts how often they occur. ``semantic`` mode uses the cosine alone, ``keyword`` mode
+the keyword part alone.
 
-Other apps' keys to messages (``search/extra_keys.py``: memories pointing to the messages
-they came from), when asked for, are a third list: ``+ EXTRA_WEIGHT/(k + rank_extra)``.
+**Relevance** (``as_relevance``): ``1 − e^(−(strength − SIMILARITY_FLOOR)/RELEVANCE_SCALE)``,
+0 below the floor (unrelated text). It has no ceiling: a closer paraphrase always scores
+higher (the former linear map stopped at a cosine of 0.55, and its ties cost order).
 
-**Relevance (0..1)** — RRF values depend on the query and the list lengths, so they cannot
-tell a caller "this is a good match". The relevance we report is built from two absolute
-measures instead, so that 0.3 means the same thing for every query:
+**Noise** (``noise_factor``): injected instructions, console lines and tool output
+(``Message.kind``, set at capture by ``sessions/capture/message_kind.py``) keep
+``NOISE_FACTORS`` of their relevance, unless the question asks for that kind
+(``search/query_intent.py``: an error, a command, a path, a flag, a code token, or a quoted
+phrase found in tool output; instructions or a system prompt). The factors are chosen on
+principle: LoCoMo is all prose and cannot measure them, and the coding question set is a
+check, not something to tune to. A tool output keeps 0.7, so it outranks prose only when
+it matches clearly better (a relevance of 0.6 against prose below 0.42); a console banner
+or an injected prompt keeps 0.5: they are rarely what a person means, and a message that
+merely repeats the query's words (a banner naming the commit, a prompt naming the topic)
+must not beat the answer.
 
-- semantic: the cosine similarity of the message's best chunk to the query, mapped linearly
-  from ``SIMILARITY_FLOOR`` (unrelated text, → 0) to ``SIMILARITY_CEIL`` (a paraphrase, → 1);
-- keyword: the IDF-weighted share of the query's words the message contains (rare words
-  count for more; 1 = it has every word).
+**Session support**: each message is lifted by ``(1 − relevance) × SESSION_SUPPORT ×`` the
+mean of its session's ``SESSION_BEST`` best relevances (itself included), because the
+answer tends to sit in the session where the matches are, and a session that matches
+several times is likelier the one meant than one with a single lucky hit. It only closes
+part of the gap to 1, so relevance stays 0..1.
 
-``hybrid = semantic + (1 − semantic) · KEYWORD_LIFT · keyword``: matching words can only
-raise a message's relevance (a paraphrase with no shared word keeps its semantic value);
-the ``semantic`` and ``keyword`` modes report their own measure. ``min_relevance`` filters
-on this value.
+**Memory keys** (``search/extra_keys.py``, off by default): a message a matching memory
+points to is lifted by ``(1 − relevance) × EXTRA_LIFT × k/(k + rank − 1)``.
 
-**Lifecycle**: a decaying session (unread for the project's "decaying after" days) ranks
-lower: its messages' fused score is multiplied by ``DECAYING_FACTOR``. Active and idle
-sessions are not touched, so on fresh data the order is exactly the fusion's.
+**Lifecycle**: a decaying session's messages are multiplied by ``DECAYING_FACTOR``; with
+``recency``, by ``(1 − RECENCY_WEIGHT) + RECENCY_WEIGHT·priority`` (the session's decay
+priority, ``sessions/forget/decay.py``). Both lower what is shown too.
 
-**Recency** (optional): the session's stored decay priority (0..1, see
-``sessions/forget/decay.py``: it fades with the days since the session was last read and
-since it was created, and rises with reads) scales the fused score by
-``(1 − RECENCY_WEIGHT) + RECENCY_WEIGHT·priority``.
+**MMR** (optional, ``mmr``): greedy maximal marginal relevance; each message's relevance
+becomes what MMR weighed it at, ``relevance − top·(1 − λ)/λ·redundancy`` (its highest
+cosine to a message above it), so a near-copy of a result above is shown lower, and the
+list is still non-increasing in what it shows.
 
-**MMR** (optional): greedy maximal marginal relevance over the candidates' vectors,
-``λ·fused' − (1 − λ)·max cosine to the ones already picked``, so five hits are not five
-near-copies of one exchange.
+The constants (``KEYWORD_STRENGTH``, ``RELEVANCE_SCALE``, ``SESSION_SUPPORT``) were chosen
+on LoCoMo conversations 0-4 against the reciprocal-rank fusion this score replaced, and
+checked on 5-9 and the other sets (docs/benchmarks.md). The fusion (``fuse``: ranks, not
+scores, ``w/(k + rank)`` per list plus a session boost) still orders memory search
+(``memories/retrieve/search.py``), with ``relevance`` as its shown measure.
 """
 
 from __future__ import annotations
@@ -72,7 +81,7 @@ SESSION_SUPPORT = 0.4  # how much a session's best matches lift each of its mess
 # Memories' keys to a message lift it by at most this much of what it lacks (search/extra_keys.py).
 EXTRA_LIFT = 0.2
 # What a message that is not prose keeps of its relevance, when the question does not ask
-# for that kind (search/query_intent.py). Chosen on principle, not measured (see above).
+# for that kind (search/query_intent.py). Chosen on principle (see above).
 NOISE_FACTORS = {"injected": 0.5, "console": 0.5, "tool_output": 0.7}
 
 
@@ -100,6 +109,8 @@ def semantic_relevance(similarity: float | None) -> float:
 
 
 def relevance(candidate: Candidate, mode: str) -> float:
+    """Memory search's relevance: ``semantic + (1 − semantic)·KEYWORD_LIFT·coverage``, the
+    cosine mapped linearly from ``SIMILARITY_FLOOR`` (→ 0) to ``SIMILARITY_CEIL`` (→ 1)."""
     semantic = semantic_relevance(candidate.similarity)
     if mode == "semantic":
         return semantic
@@ -109,7 +120,8 @@ def relevance(candidate: Candidate, mode: str) -> float:
 
 
 def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
-    """Sets ``fused`` and ``relevance``; returns the candidates best first."""
+    """Memory search's order, reciprocal-rank fusion: sets ``fused`` and ``relevance``;
+    returns the candidates best first."""
     for c in candidates:
         fused = 0.0
         if c.rank_vector is not None and mode != "keyword":

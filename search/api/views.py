@@ -98,11 +98,13 @@ class FilteredView(ScopedAPIView):
 
 SEARCH_DESCRIPTION = (
     "Hybrid search over every message of the caller's projects: PostgreSQL full-text "
-    "(BM25-style IDF weighting) and pgvector cosine over message chunks, fused by reciprocal "
-    "rank. `relevance` (0..1) is semantic + (1 − semantic) × 0.5 × keyword, where semantic "
-    "maps the best chunk's cosine similarity linearly from 0.1 (→0) to 0.55 (→1) and keyword "
-    "is the IDF-weighted share of the query's words present; it means the same across "
-    "queries. "
+    "(BM25-style IDF weighting) and pgvector cosine over message chunks. Results are ordered "
+    "by `relevance` (0..1, the same meaning for every query; `min_relevance` filters on it), "
+    "so it never increases down the list: the best chunk's cosine similarity plus the "
+    "IDF-weighted share of the query's words present times their BM25 strength, lifted by "
+    "other strong matches in the same session; injected instructions, console lines and "
+    "tool output count less unless the query asks for them (an error, a command, a path; "
+    "instructions). "
     "With only `entity`/`entity_type` and no `q`, lists the sessions that touched the entity."
 )
 
