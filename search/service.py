@@ -126,8 +126,8 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
-    # The score that orders is the one shown and filtered on: the list only goes down.
-    ranked = [c for c in ranked if c.relevance >= request.min_relevance]
+    # The score that orders is the one shown (to 4 places) and filtered on.
+    ranked = [c for c in ranked if round(c.relevance, 4) >= request.min_relevance]
 
     if request.group_by_session:
         chosen_groups = ranking.group(ranked, request.limit, HITS_PER_SESSION)

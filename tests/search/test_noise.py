@@ -132,3 +132,23 @@ def test_min_relevance_keeps_what_is_shown_at_or_above_it(project, noisy):
         "/api/v1/search", {"q": "JWT refresh tokens", "limit": 20, "min_relevance": bar}
     ).json()
     assert [hit["relevance"] for hit in kept["results"]] == [r for r in shown if r >= bar]
+
+
+def test_a_quoted_phrase_asks_for_output_only_when_output_holds_it(noisy):
+    from search import ranking
+    from search.query_intent import intent_of
+    from search.service import _noise_kinds
+
+    messages = dict(Message.objects.filter(session=noisy).values_list("seq", "id"))
+
+    def asked(query):
+        candidates = {i: ranking.Candidate(i, session_id=noisy.pk) for i in messages.values()}
+        intent = _noise_kinds(candidates, intent_of(query))
+        return intent, {seq: candidates[i].kind for seq, i in messages.items()}
+
+    found, kinds = asked('where did we see "using 1024 TOKENS"')
+    assert found.wants_output
+    assert kinds[1] == MessageKind.CONSOLE and kinds[4] == MessageKind.TOOL_OUTPUT
+    assert kinds[3] == MessageKind.PROSE
+    # A phrase that only prose holds asks for nothing more.
+    assert not asked('who said "stored hashed in Redis"')[0].wants_output
