@@ -1,27 +1,43 @@
 """Snippets of matching messages with the query's words marked.
 
-PostgreSQL's ``ts_headline`` picks the passage and marks the words (with the same stemming
+PostgreSQL's ``ts_headline`` picks the passages and marks the words (with the same stemming
 as the search), inside the region of the message that matched: its best chunk when the
 vector side found it, else the start of the message. The marks are two control characters
 (removed from the text first), turned here into plain text plus character ranges, so the
 API returns data and the UI escapes the text itself before adding ``<mark>``.
+
+``ts_headline`` cuts where its own parser's tokens end, and a chunk's span starts wherever
+the embedding tokenizer's window did: either can fall inside a word, a path or a redaction
+marker (``[REDACTED:openai_key]``). So each passage is then fitted to whole
+whitespace-separated words of the message: a word cut at a passage's edge is completed when
+it is short (``COMPLETE_CHARS``), else left out, and a redaction marker is kept whole or left
+out. An ellipsis stands wherever text was left out: between passages, and before or after
+the snippet when the message goes on.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from django.db import connection
 from django.utils.html import escape
 
+from sessions.capture.redaction import MARK
 from sessions.models import SEARCH_CONFIG
 
-START, STOP = "\x01", "\x02"
+START, STOP, BETWEEN = "\x01", "\x02", "\x03"
+ELLIPSIS = "…"
 REGION_CHARS = 20_000  # of a message without a chunk (keyword-only match, not yet embedded)
+# Text read on each side of the region, to finish a word the region cuts (a word longer
+# than this at an edge is left out instead).
+COMPLETE_CHARS = 40
 HEADLINE_OPTIONS = (
     f"StartSel={START}, StopSel={STOP}, MaxWords=45, MinWords=20, ShortWord=2, "
-    'MaxFragments=2, FragmentDelimiter=" … "'
+    f'MaxFragments=2, FragmentDelimiter="{BETWEEN}"'
 )
+# A redaction marker (sessions/capture/redaction.py writes them): "[REDACTED:" and a kind.
+_MARKER = re.compile(re.escape(MARK).replace(re.escape("{}"), r"[^\]\s]*"))
 
 
 @dataclass
@@ -39,7 +55,8 @@ class Snippet:
         return "".join(parts)
 
 
-def parse_marked(marked: str) -> Snippet:
+def parse_marked(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text of a marked passage and its marked ranges."""
     text, highlights, position, opened = [], [], 0, None
     for ch in marked:
         if ch == START:
@@ -50,12 +67,129 @@ def parse_marked(marked: str) -> Snippet:
         else:
             text.append(ch)
             position += 1
-    return Snippet("".join(text).strip(), _shift(highlights, "".join(text)))
+    return "".join(text), highlights
 
 
-def _shift(highlights, text: str) -> list[tuple[int, int]]:
-    lead = len(text) - len(text.lstrip())
-    return [(s - lead, e - lead) for s, e in highlights]
+@dataclass(frozen=True)
+class Window:
+    """What is known of a message around its snippet's region: ``text`` (the region and up
+    to ``COMPLETE_CHARS`` on each side), whether it begins and ends where the message does,
+    and where the region lies in it."""
+
+    text: str
+    message_start: bool
+    message_end: bool
+    region: tuple[int, int]
+
+
+def fitted(window: Window, headline: str) -> Snippet:
+    """The snippet of ``headline`` (``ts_headline`` over the window's region), each passage
+    widened or narrowed to whole words of the window, with ellipses where text was cut."""
+    spans: list[tuple[int, int, list[tuple[int, int]]]] = []
+    cursor = window.region[0]
+    for passage in headline.split(BETWEEN):
+        text, marks = parse_marked(passage)
+        at = window.text.find(text, cursor)
+        if not text.strip() or at < 0:
+            continue
+        start, end = _whole_words(window, at, at + len(text))
+        if start >= end:
+            continue
+        marks = [(at + s, at + e) for s, e in marks if start <= at + s and at + e <= end]
+        if spans and start <= spans[-1][1]:  # overlapping passages join
+            previous = spans.pop()
+            start, marks = previous[0], previous[2] + marks
+            end = max(end, previous[1])
+        spans.append((start, end, marks))
+        cursor = at + len(text)
+    return _joined(window, spans)
+
+
+def _joined(window: Window, spans: list[tuple[int, int, list[tuple[int, int]]]]) -> Snippet:
+    parts: list[str] = []
+    highlights: list[tuple[int, int]] = []
+    length = 0
+    for i, (start, end, marks) in enumerate(spans):
+        cut_before = start > 0 or not window.message_start
+        if i > 0 or cut_before:
+            separator = f" {ELLIPSIS} " if i > 0 else f"{ELLIPSIS} "
+            parts.append(separator)
+            length += len(separator)
+        # Leading/trailing spaces of a passage are dropped; offsets follow.
+        piece = window.text[start:end]
+        lead = len(piece) - len(piece.lstrip())
+        piece = piece.strip()
+        highlights += [(length + s - start - lead, length + e - start - lead) for s, e in marks]
+        parts.append(piece)
+        length += len(piece)
+    if spans and (spans[-1][1] < len(window.text) or not window.message_end):
+        parts.append(f" {ELLIPSIS}")
+    return Snippet("".join(parts), highlights)
+
+
+def _whole_words(window: Window, start: int, end: int) -> tuple[int, int]:
+    """[start, end) moved to word boundaries of the window: a word cut at an edge is
+    completed when it ends within ``COMPLETE_CHARS``, else left out; a redaction marker
+    across an edge likewise."""
+    text = window.text
+    start = _edge(text, start, backwards=True, known=window.message_start)
+    end = _edge(text, end, backwards=False, known=window.message_end)
+    for marker in _MARKER.finditer(text):
+        if marker.start() < start < marker.end():
+            start = marker.end()
+        if marker.start() < end < marker.end():
+            end = marker.start()
+    return start, end
+
+
+def _edge(text: str, at: int, *, backwards: bool, known: bool) -> int:
+    """The word boundary for an edge at ``at``: ``at`` itself when whitespace or the
+    message's own start/end is beside it, else the cut word's start/end (``backwards``: a
+    passage's start) when it is within ``COMPLETE_CHARS`` and inside the window, else past
+    the cut word, into the passage."""
+    if backwards:
+        if (
+            at == 0
+            and known
+            or at > 0
+            and text[at - 1].isspace()
+            or at < len(text)
+            and (text[at].isspace())
+        ):
+            return at
+        word_start = _last_space(text, at) + 1
+        if at - word_start <= COMPLETE_CHARS and (word_start > 0 or known):
+            return word_start
+        return _next_space(text, at)
+    if (
+        at == len(text)
+        and known
+        or at < len(text)
+        and text[at].isspace()
+        or at > 0
+        and (text[at - 1].isspace())
+    ):
+        return at
+    word_end = _next_space(text, at)
+    if word_end - at <= COMPLETE_CHARS and (word_end < len(text) or known):
+        return word_end
+    return _last_space(text, at) + 1
+
+
+def _last_space(text: str, before: int) -> int:
+    """Index of the last whitespace before ``before``, or -1."""
+    for i in range(before - 1, -1, -1):
+        if text[i].isspace():
+            return i
+    return -1
+
+
+def _next_space(text: str, at: int) -> int:
+    """Index of the first whitespace at or after ``at``, or len(text)."""
+    for i in range(at, len(text)):
+        if text[i].isspace():
+            return i
+    return len(text)
 
 
 def snippets(pairs: list[tuple[int, int | None]], tsquery: str | None) -> dict[int, Snippet]:
@@ -64,15 +198,37 @@ def snippets(pairs: list[tuple[int, int | None]], tsquery: str | None) -> dict[i
         return {}
     message_ids = [m for m, _ in pairs]
     chunk_ids = [c or 0 for _, c in pairs]
+    # The region: the chunk's span, or the message's first REGION_CHARS characters. The
+    # window adds up to COMPLETE_CHARS on each side (w.first is its 0-based start in the
+    # message, r.first the region's).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT h.message_id, ts_headline('{SEARCH_CONFIG}', translate("
-            "  CASE WHEN c.id IS NULL THEN left(m.content, %s)"
-            "  ELSE substr(m.content, c.char_start + 1, c.char_end - c.char_start) END,"
-            "  %s, ''), coalesce(%s::tsquery, ''::tsquery), %s)"
-            " FROM unnest(%s::bigint[], %s::bigint[]) AS h(message_id, chunk_id)"
-            " JOIN agent_sessions_message m ON m.id = h.message_id"
-            " LEFT JOIN agent_sessions_messagechunk c ON c.id = h.chunk_id",
-            [REGION_CHARS, START + STOP, tsquery, HEADLINE_OPTIONS, message_ids, chunk_ids],
+            "WITH h AS (SELECT h.message_id, r.first, r.last,"
+            "  greatest(r.first - %(pad)s, 0) AS w_first, r.last + %(pad)s AS w_last"
+            " FROM unnest(%(messages)s::bigint[], %(chunks)s::bigint[]) AS h(message_id, chunk_id)"
+            " LEFT JOIN agent_sessions_messagechunk c ON c.id = h.chunk_id"
+            " CROSS JOIN LATERAL (SELECT coalesce(c.char_start, 0) AS first,"
+            "  coalesce(c.char_end, %(region)s) AS last) r)"
+            " SELECT h.message_id, w.text, h.w_first = 0, w.chars <= h.w_last - h.w_first,"
+            "  h.first - h.w_first, h.last - h.w_first,"
+            f"  ts_headline('{SEARCH_CONFIG}', substr(w.text, h.first - h.w_first + 1,"
+            "   h.last - h.first), coalesce(%(query)s::tsquery, ''::tsquery), %(options)s)"
+            " FROM h JOIN agent_sessions_message m ON m.id = h.message_id"
+            " CROSS JOIN LATERAL (SELECT translate(substr(m.content, h.w_first + 1,"
+            "  h.w_last - h.w_first + 1), %(marks)s, '') AS raw) t"
+            " CROSS JOIN LATERAL (SELECT left(t.raw, h.w_last - h.w_first) AS text,"
+            "  char_length(t.raw) AS chars) w",
+            {
+                "pad": COMPLETE_CHARS,
+                "messages": message_ids,
+                "chunks": chunk_ids,
+                "region": REGION_CHARS,
+                "query": tsquery,
+                "options": HEADLINE_OPTIONS,
+                "marks": START + STOP + BETWEEN,
+            },
         )
-        return {row[0]: parse_marked(row[1]) for row in cursor.fetchall()}
+        return {
+            row[0]: fitted(Window(row[1], row[2], row[3], (row[4], row[5])), row[6])
+            for row in cursor.fetchall()
+        }
