@@ -45,7 +45,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -431,6 +430,10 @@ def parts_of(row: Timed) -> dict[str, float]:
     }
 
 
+def _median_p95(values: list[float]) -> str:
+    return f"{percentile(values, 0.5):>6.1f} / {percentile(values, 0.95):>6.1f}"
+
+
 def report(name: str, rows: list[Timed], info: dict, explains: list[str]) -> dict:
     ms = [r.ms for r in rows]
     data = info.get(name, {})
@@ -458,7 +461,7 @@ def report(name: str, rows: list[Timed], info: dict, explains: list[str]) -> dic
     print("the keyword side, on its own connection beside the vector side (ms, median / p95):")
     for label in beside:
         values = [r.steps.get(label, 0.0) for r in rows]
-        print(f"  {label:<52} {percentile(values, 0.5):>6.1f} / {percentile(values, 0.95):>6.1f}")
+        print(f"  {label:<52} {_median_p95(values)}")
     for text in explains:
         print(text)
     return {"p50": percentile(ms, 0.5), "p95": percentile(ms, 0.95)}

@@ -104,25 +104,25 @@ def vector_path(access: Access, scope_messages: int) -> str:
     if scope_messages <= EXACT_SCAN_MAX_CHUNKS:
         return "exact"
     if len(access.team_ids) == 1:
-        team_chunks = team_indexes.indexed_teams().get(access.team_ids[0])
+        team_messages = team_indexes.indexed_team_messages(access.team_ids[0])
         # The team's graph is scanned for HNSW_OVERFETCH times the chunks wanted, and the
         # scope's filters apply after: a scope under that share of the team would come short.
-        if team_chunks and scope_messages * HNSW_OVERFETCH >= team_chunks:
+        if team_messages and scope_messages * HNSW_OVERFETCH >= team_messages:
             return "team-hnsw"
     return "quantized" if scope_messages <= QUANTIZED_MAX_CHUNKS else "hnsw"
 
 
 def team_overfetch(access: Access, filters: Filters, scope_messages: int) -> float:
-    """How many times the chunks wanted to read from a team's own graph: the team's chunks
+    """How many times the chunks wanted to read from a team's own graph: the team's messages
     per message in scope (a third of the team in scope: 3 times), with a margin for deleted
-    sessions and long messages' extra chunks, so a whole-team search does not walk three
+    sessions and uneven chunks per message, so a whole-team search does not walk three
     times the graph it needs (ef_search follows the fetch). A role filter, which
     the scope's count does not see, gets the full HNSW_OVERFETCH. When the guess comes up
     short, the quantized path runs instead (``candidates``)."""
-    team_chunks = team_indexes.indexed_teams().get(access.team_ids[0], 0)
+    team_messages = team_indexes.indexed_team_messages(access.team_ids[0]) or 0
     if filters.narrows_messages or not scope_messages:
         return HNSW_OVERFETCH
-    share = team_chunks / scope_messages
+    share = team_messages / scope_messages
     return min(HNSW_OVERFETCH, max(1.0, share) * TEAM_OVERFETCH_MARGIN)
 
 

@@ -146,34 +146,26 @@ def _edge(text: str, at: int, *, backwards: bool, known: bool) -> int:
     """The word boundary for an edge at ``at``: ``at`` itself when whitespace or the
     message's own start/end is beside it, else the cut word's start/end (``backwards``: a
     passage's start) when it is within ``COMPLETE_CHARS`` and inside the window, else past
-    the cut word, into the passage."""
+    the cut word, into the passage. ``known``: the window's own edge on that side is the
+    message's."""
+    outer = 0 if backwards else len(text)
+    if (at == outer and known) or _space_beside(text, at):
+        return at
     if backwards:
-        if (
-            at == 0
-            and known
-            or at > 0
-            and text[at - 1].isspace()
-            or at < len(text)
-            and (text[at].isspace())
-        ):
-            return at
         word_start = _last_space(text, at) + 1
         if at - word_start <= COMPLETE_CHARS and (word_start > 0 or known):
             return word_start
         return _next_space(text, at)
-    if (
-        at == len(text)
-        and known
-        or at < len(text)
-        and text[at].isspace()
-        or at > 0
-        and (text[at - 1].isspace())
-    ):
-        return at
     word_end = _next_space(text, at)
     if word_end - at <= COMPLETE_CHARS and (word_end < len(text) or known):
         return word_end
     return _last_space(text, at) + 1
+
+
+def _space_beside(text: str, at: int) -> bool:
+    return (0 < at <= len(text) and text[at - 1].isspace()) or (
+        at < len(text) and text[at].isspace()
+    )
 
 
 def _last_space(text: str, before: int) -> int:

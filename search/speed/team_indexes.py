@@ -130,7 +130,7 @@ def ensure(*, concurrently: bool = True) -> list[Change]:
     return changes
 
 
-_cache: dict = {"at": -float("inf"), "teams": {}}
+_cache: dict = {"at": -float("inf"), "teams": {}, "messages": {}}
 
 
 def indexed_teams() -> dict[int, int]:
@@ -140,15 +140,26 @@ def indexed_teams() -> dict[int, int]:
     if now - _cache["at"] > REFRESH_SECONDS:
         built: dict[int, int] = {}
         chunks: dict[int, int] = {}
+        messages: dict[int, int] = {}
         for name, (valid, entries) in existing().items():
             if valid:
                 prefix, team = _NAME.match(name).groups()
                 built[int(team)] = built.get(int(team), 0) + 1
                 if prefix == "chunk_hnsw_team_":
                     chunks[int(team)] = max(1, int(entries))
+                elif prefix == "message_search_gin_team_":
+                    messages[int(team)] = max(1, int(entries))
         teams = {t: chunks[t] for t, count in built.items() if count == len(KINDS)}
-        _cache.update(at=now, teams=teams)
+        _cache.update(at=now, teams=teams, messages={t: messages[t] for t in teams})
     return _cache["teams"]
+
+
+def indexed_team_messages(team_id: int) -> int | None:
+    """Messages of an indexed team (its own GIN index's entries as of the last ANALYZE),
+    None for a team without its indexes. A scope's share of the team is counted in
+    messages: long messages have many chunks each."""
+    indexed_teams()
+    return _cache["messages"].get(team_id)
 
 
 def forget() -> None:

@@ -75,7 +75,7 @@ texts = st.lists(
 )
 @given(
     content=texts,
-    query=st.lists(st.sampled_from(WORDS + ["openai", "key", "redacted"]), max_size=4),
+    query=st.lists(st.sampled_from([*WORDS, "openai", "key", "redacted"]), max_size=4),
     chunk_index=st.one_of(st.none(), st.integers(0, 8)),
     glue=st.sampled_from([" ", "\n", "=", ""]),
 )
