@@ -184,13 +184,15 @@ def _hnsw(
     fetch = math.ceil(chunk_limit * overfetch)
     teams, team_params = team_condition(access, "c")  # a team's own graph, when it has one
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-        cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}")
         # The planner still prefers "team index + sort" for most big teams, which reads every
-        # chunk of the team: make the sort look unaffordable.
-        cursor.execute("SET LOCAL enable_sort = off")
+        # chunk of the team: make the sort look unaffordable. One round trip for the four.
+        cursor.execute(
+            "SET LOCAL hnsw.iterative_scan = relaxed_order;"
+            f" SET LOCAL hnsw.ef_search = {ef_search};"
+            f" SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES};"
+            " SET LOCAL enable_sort = off"
+        )
         cursor.execute(
             "WITH nn AS MATERIALIZED ("
             " SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"

@@ -190,26 +190,9 @@ def snippets(pairs: list[tuple[int, int | None]], tsquery: str | None) -> dict[i
         return {}
     message_ids = [m for m, _ in pairs]
     chunk_ids = [c or 0 for _, c in pairs]
-    # The region: the chunk's span, or the message's first REGION_CHARS characters. The
-    # window adds up to COMPLETE_CHARS on each side (w.first is its 0-based start in the
-    # message, r.first the region's).
     with connection.cursor() as cursor:
         cursor.execute(
-            "WITH h AS (SELECT h.message_id, r.first, r.last,"
-            "  greatest(r.first - %(pad)s, 0) AS w_first, r.last + %(pad)s AS w_last"
-            " FROM unnest(%(messages)s::bigint[], %(chunks)s::bigint[]) AS h(message_id, chunk_id)"
-            " LEFT JOIN agent_sessions_messagechunk c ON c.id = h.chunk_id"
-            " CROSS JOIN LATERAL (SELECT coalesce(c.char_start, 0) AS first,"
-            "  coalesce(c.char_end, %(region)s) AS last) r)"
-            " SELECT h.message_id, w.text, h.w_first = 0, w.chars <= h.w_last - h.w_first,"
-            "  h.first - h.w_first, h.last - h.w_first,"
-            f"  ts_headline('{SEARCH_CONFIG}', substr(w.text, h.first - h.w_first + 1,"
-            "   h.last - h.first), coalesce(%(query)s::tsquery, ''::tsquery), %(options)s)"
-            " FROM h JOIN agent_sessions_message m ON m.id = h.message_id"
-            " CROSS JOIN LATERAL (SELECT translate(substr(m.content, h.w_first + 1,"
-            "  h.w_last - h.w_first + 1), %(marks)s, '') AS raw) t"
-            " CROSS JOIN LATERAL (SELECT left(t.raw, h.w_last - h.w_first) AS text,"
-            "  char_length(t.raw) AS chars) w",
+            _SQL,
             {
                 "pad": COMPLETE_CHARS,
                 "messages": message_ids,
@@ -221,6 +204,58 @@ def snippets(pairs: list[tuple[int, int | None]], tsquery: str | None) -> dict[i
             },
         )
         return {
-            row[0]: fitted(Window(row[1], row[2], row[3], (row[4], row[5])), row[6])
-            for row in cursor.fetchall()
+            message_id: fitted(
+                Window(
+                    before + region + after,
+                    message_start,
+                    message_end,
+                    (len(before), len(before) + len(region)),
+                ),
+                headline,
+            )
+            for message_id, before, region, after, message_start, message_end, headline in (
+                cursor.fetchall()
+            )
         }
+
+
+# The region is the chunk's own text (its row holds it: a long message's content is never
+# read, nor decompressed up to the chunk), with up to COMPLETE_CHARS on each side from the
+# chunks before and after it, which overlap it. Without a chunk: the message's first
+# REGION_CHARS characters, and COMPLETE_CHARS more. The CTEs are materialised so that each
+# text is read once.
+_CHUNK_BODY = "right({c}.text, {c}.char_end - {c}.char_start)"  # the chunk's text, no header
+_SQL = (
+    "WITH h AS MATERIALIZED (SELECT h.message_id, c.char_start, c.char_end, c.index,"
+    f"  {_CHUNK_BODY.format(c='c')} AS body"
+    " FROM unnest(%(messages)s::bigint[], %(chunks)s::bigint[]) AS h(message_id, chunk_id)"
+    " LEFT JOIN agent_sessions_messagechunk c ON c.id = h.chunk_id),"
+    " parts AS MATERIALIZED (SELECT h.message_id,"
+    "  CASE WHEN p.char_end >= h.char_start THEN"
+    f"   substr({_CHUNK_BODY.format(c='p')},"
+    "    greatest(h.char_start - %(pad)s, p.char_start) - p.char_start + 1,"
+    "    h.char_start - greatest(h.char_start - %(pad)s, p.char_start))"
+    "  ELSE '' END AS before,"
+    "  coalesce(h.body, left(s.raw, %(region)s)) AS region,"
+    "  CASE WHEN h.body IS NULL THEN substr(s.raw, %(region)s + 1, %(pad)s)"
+    f"   WHEN n.char_start <= h.char_end THEN substr({_CHUNK_BODY.format(c='n')},"
+    "    h.char_end - n.char_start + 1, %(pad)s)"
+    "   ELSE '' END AS after,"
+    "  coalesce(h.char_start = 0, true) AS message_start,"
+    "  CASE WHEN h.body IS NULL THEN char_length(s.raw) <= %(region)s + %(pad)s"
+    "   ELSE n.id IS NULL END AS message_end"
+    " FROM h"
+    " LEFT JOIN agent_sessions_messagechunk p"
+    "  ON p.message_id = h.message_id AND p.index = h.index - 1"
+    " LEFT JOIN agent_sessions_messagechunk n"
+    "  ON n.message_id = h.message_id AND n.index = h.index + 1"
+    " LEFT JOIN LATERAL (SELECT left(m.content, %(region)s + %(pad)s + 1) AS raw"
+    "  FROM agent_sessions_message m WHERE m.id = h.message_id AND h.body IS NULL) s ON true)"
+    " SELECT parts.message_id, t.before, t.region, t.after, parts.message_start,"
+    f"  parts.message_end, ts_headline('{SEARCH_CONFIG}', t.region,"
+    "  coalesce(%(query)s::tsquery, ''::tsquery), %(options)s)"
+    " FROM parts CROSS JOIN LATERAL (SELECT translate(parts.before, %(marks)s, '') AS before,"
+    "  translate(parts.region, %(marks)s, '') AS region,"
+    "  translate(parts.after, %(marks)s, '') AS after) t"
+    " WHERE parts.region IS NOT NULL"
+)
