@@ -30,23 +30,26 @@ MARKER_SHAPE = re.compile(r"\[REDACTED:[^\]\s]*\]")
 
 
 def _message(session, seq: int, content: str, chunk_index: int | None):
+    """A message with every chunk the pipeline would store (a dummy vector each), and the
+    chunk ``chunk_index`` (the hit's best one; the last when there are fewer), or None."""
     message = MessageFactory(session=session, seq=seq, content=content)
     if chunk_index is None:
         return message, None
-    chunks = chunk_message(content)
-    chosen = chunks[min(chunk_index, len(chunks) - 1)]
-    chunk = MessageChunk.objects.create(
-        session=session,
-        team=session.team,
-        message=message,
-        index=0,
-        char_start=chosen.char_start,
-        char_end=chosen.char_end,
-        text=chosen.text,
-        embedding=np.ones(384, dtype=np.float32),
-        model="test",
-    )
-    return message, chunk
+    chunks = [
+        MessageChunk.objects.create(
+            session=session,
+            team=session.team,
+            message=message,
+            index=chunk.index,
+            char_start=chunk.char_start,
+            char_end=chunk.char_end,
+            text=chunk.text,
+            embedding=np.ones(384, dtype=np.float32),
+            model="test",
+        )
+        for chunk in chunk_message(content, header="user: ")
+    ]
+    return message, chunks[min(chunk_index, len(chunks) - 1)]
 
 
 def _words(text: str) -> list[str]:
@@ -85,9 +88,8 @@ def test_snippets_keep_whole_words_and_markers_and_highlight_matched_words(
     # Markers glued to their neighbours ("key=[REDACTED:openai_key]") are common in logs.
     content = content.replace(" [REDACTED", glue + "[REDACTED") if glue != " " else content
     session = SessionFactory(project=project, team=project.team)
-    message, _ = _message(session, 0, content, chunk_index)
-    chunk_id = MessageChunk.objects.filter(message=message).values_list("id", flat=True).first()
-    found = snippets([(message.id, chunk_id)], _tsquery(query))[message.id]
+    message, chunk = _message(session, 0, content, chunk_index)
+    found = snippets([(message.id, chunk and chunk.id)], _tsquery(query))[message.id]
     tokens = set(_words(content))
 
     for passage in _passages(found.text):
@@ -103,8 +105,12 @@ def test_snippets_keep_whole_words_and_markers_and_highlight_matched_words(
         # A highlight is one of the query's words, as the english configuration stems it.
         assert marked.strip() == marked and ELLIPSIS not in marked
         assert set(_lexemes(marked)) & wanted, (marked, query)
-    if found.text and not content.startswith(found.text.split(f" {ELLIPSIS}")[0]):
+    # An ellipsis wherever the message goes on before or after the snippet.
+    passages = _passages(found.text)
+    if passages and not content.lstrip().startswith(passages[0]):
         assert found.text.startswith(ELLIPSIS)
+    if passages and not content.rstrip().endswith(passages[-1]):
+        assert found.text.endswith(ELLIPSIS)
 
 
 def test_a_marker_cut_by_the_region_is_left_out_and_the_cut_is_shown(project):
