@@ -394,21 +394,19 @@ class Timed:
 
 
 # Statements bench/search_speed.py's step_of leaves as "other", named by what they read.
-LABELS = [
-    ("lifecycle", 'AS "pk", "agent_sessions_session"."lifecycle"'),
-    ("word stats", "FROM pg_stats"),
-    ("team indexes", "FROM pg_index"),
-    ("team indexes", "sum(message_count) FROM agent_sessions_session WHERE team_id = ANY"),
-    ("auth", '"teams_apitoken"'),
-    ("txn", "RESET "),
-]
+LABELS = {
+    'AS "pk", "agent_sessions_session"."lifecycle"': "lifecycle",
+    "FROM pg_stats": "word stats",
+    "FROM pg_index": "team indexes",
+    "sum(message_count) FROM agent_sessions_session WHERE team_id = ANY": "team indexes",
+    '"teams_apitoken"': "auth",
+    "RESET ": "txn",
+}
 
 
 def label_of(sql: str) -> str:
-    for label, pattern in LABELS:
-        if pattern in sql:
-            return label
-    return search_speed.step_of(sql)
+    known = [label for pattern, label in LABELS.items() if pattern in sql]
+    return known[0] if known else search_speed.step_of(sql)
 
 
 def ask(instruments, client, query: str) -> Timed:
