@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import statistics
 import sys
@@ -294,7 +295,8 @@ def report(benches: list, results: dict) -> None:
         print(
             f"{bench.name}: search latency through the API p50 {lat['p50_ms']:.1f} ms, "
             f"p95 {lat['p95_ms']:.1f} ms over {lat['queries']} queries; "
-            f"ingest + pipeline {result['ingest_s']:.0f} s"
+            f"ingest + pipeline {result['ingest_s']:.0f} s; load average "
+            f"{result['loadavg'][0]:.1f} → {result['loadavg'][1]:.1f} ({os.cpu_count()} cores)"
         )
         for budget, context in result.get("context", {}).items():
             print(
@@ -362,9 +364,11 @@ def main() -> None:
         api.search_rankings(benches[0].client, ["warm-up"])
         results = {}
         for bench in benches:
+            load_before = os.getloadavg()[0]
             results[bench.name] = bench.evaluate(args) | {
                 "mode": args.mode,
                 "ingest_s": ingest_seconds[bench.name],
+                "loadavg": [load_before, os.getloadavg()[0]],
             }
         report(benches, results)
     seconds = time.perf_counter() - started
