@@ -25,19 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.harness import SHARED, django_on_embedded_servers
-from bench.locomo import (
-    TUNE,
-    ingest,
-    load_locomo,
-    parse_range,
-    questions_of,
-    run_pipeline,
-    sessions_of,
-    summarise,
-)
-from bench.locomo import recall as locomo_recall
+from bench.locomo import parse_range
+from bench.retrieval_api import capture, project_client, run_pipeline
+from bench.retrieval_scoring import score, summarise
+from bench.retrieval_sets import CODING_QUESTIONS as CODING
+from bench.retrieval_sets import Question, locomo_units, session_key
 
-CODING = Path(__file__).resolve().parent / "coding_questions.yaml"
+LOCOMO_METRICS = ["turn@5", "turn@10", "turn@20", "session@1", "session@3"]
 FIELDS = ("message_id", "session_id", "similarity", "keyword_score", "coverage")
 FIELDS += ("rank_vector", "rank_keyword", "kind")
 
@@ -75,25 +69,29 @@ def pools(ask, questions) -> list[dict]:
 def locomo_rows(conversations: list[int]) -> list[dict]:
     from sessions.models import Message
 
-    data, rows = load_locomo(), []
-    ingested = {i: ingest(i, data[i]) for i in conversations}
+    units, rows, ingested = locomo_units(conversations), [], {}
+    for index, unit in units.items():
+        project, client = project_client(unit.team, unit.project)
+        capture(client, unit.sessions)
+        ingested[index] = project, client
     run_pipeline()
     for index, (project, client) in ingested.items():
-        turns = {t["dia_id"] for _, _, ts in sessions_of(data[index]) for t in ts}
-        questions = questions_of(data[index], turns, [])
+        unit = units[index]
         dia = dict(Message.objects.filter(session__project=project).values_list("id", "client_id"))
         asked = pools(
-            lambda qa, client=client: client.get(
-                "/api/v1/search", {"q": qa["question"], "limit": 20}
-            ),
-            questions,
+            lambda q, client=client: client.get("/api/v1/search", {"q": q.text, "limit": 20}),
+            unit.questions,
         )
-        part = "tune" if index in TUNE else "holdout"
-        for qa, pool in zip(questions, asked, strict=True):
+        for q, pool in zip(unit.questions, asked, strict=True):
             names = {str(c["message_id"]): dia[c["message_id"]] for c in pool["candidates"]}
-            gold = {"gold": qa["gold"], "names": names}
-            rows.append({**pool, **gold, "set": f"locomo-{part}", "category": qa["category"]})
+            gold = {"gold": q.gold, "names": names}
+            rows.append({**pool, **gold, "set": f"locomo-{unit.part}", "category": q.category})
     return rows
+
+
+def locomo_recall(ranked: list[str], gold: list[str]) -> dict[str, float]:
+    question = Question("", "", "", gold, sorted({session_key(g) for g in gold}))
+    return score(ranked, question, (5, 10, 20), (1, 3))
 
 
 def coding_rows() -> list[dict]:
@@ -160,7 +158,7 @@ def report(rows: list[dict]) -> None:
             keys = ("hit@1", "hit@3", "hit@10")
             means = {k: statistics.fmean(m[k] for m in measured) for k in keys}
         else:
-            means = summarise(measured)
+            means = summarise(measured, LOCOMO_METRICS)
         figures = "  ".join(f"{k} {v:.3f}" for k, v in means.items())
         print(f"{part:15} {system:25} n {len(measured):<4} {figures}")
 

@@ -22,11 +22,11 @@ higher (the former linear map stopped at a cosine of 0.55, and its ties cost ord
 phrase found in tool output; instructions or a system prompt). The factors are chosen on
 principle: LoCoMo is all prose and cannot measure them, and the coding question set is a
 check, not something to tune to. "Below prose for the same match" means they decide near
-ties, not that they bury a clearly better match: injected text and console lines keep 0.8
-(they repeat the task's words more often than they answer it), tool output 0.9 (what a
-tool printed is often what the agent read: a file, a README, a test run). Stronger factors
-(0.5 and 0.7) put prose first more often but lost answers on the coding set, where two in
-five answers are tool output or console lines (docs/benchmarks.md).
+ties, not that they bury a clearly better match: each keeps 0.95 of its relevance, the
+mildest factor that still puts a prose answer above a banner and a system prompt repeating
+the question's words. Stronger factors put prose first more often but lost answers on the
+coding set, where two in five answers are tool output or console lines (a file the agent
+read, a test run): docs/benchmarks.md has the figures.
 
 **Session support**: each message is lifted by ``(1 − relevance) × SESSION_SUPPORT ×`` the
 mean of its session's ``SESSION_BEST`` best relevances (itself included), because the
@@ -83,7 +83,7 @@ SESSION_SUPPORT = 0.4  # how much a session's best matches lift each of its mess
 EXTRA_LIFT = 0.2
 # What a message that is not prose keeps of its relevance, when the question does not ask
 # for that kind (search/query_intent.py). Chosen on principle (see above).
-NOISE_FACTORS = {"injected": 0.8, "console": 0.8, "tool_output": 0.9}
+NOISE_FACTORS = {"injected": 0.95, "console": 0.95, "tool_output": 0.95}
 
 
 @dataclass
