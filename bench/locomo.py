@@ -23,8 +23,16 @@ came from): the system "+memories" beside "memoryapp", in the same run;
 ``--memory-key-configs 1:0,0.5:0.3`` ranks once per (weight of the memory keys' list in the
 fusion, least relevance of a memory used as a key) instead.
 
+Who is who (learned speaker aliases, search/aliases.py): ``--compare-aliases`` also ranks
+every question with aliases switched off ("no aliases") and with aliases on the keyword side
+only ("aliases kw"), in the same run. ``--renamed-speakers`` first gives each speaker a
+handle as display name ("Caroline" → "cwhit_13") and keeps the text, where the others still
+call them "Caroline", and the questions as written ("What did Caroline research?"): what a
+real chat whose display names differ from what people call each other asks of search. It
+implies ``--compare-aliases``.
+
     .venv/bin/python bench/locomo.py [--conversations 0-9] [--mode hybrid] [--no-context]
-        [--large-scope-paths] [--memory-keys]
+        [--large-scope-paths] [--memory-keys] [--compare-aliases] [--renamed-speakers]
 """
 
 from __future__ import annotations
@@ -70,6 +78,35 @@ def sessions_of(conversation: dict) -> list[tuple[int, datetime, list[dict]]]:
             when = datetime.strptime(conv[f"{key}_date_time"], "%I:%M %p on %d %B, %Y")
             found.append((n, when, turns))
     return sorted(found)
+
+
+HANDLE_STEMS = ("whit", "brook", "ster", "mack", "roe", "vale", "thorn", "quill", "fenn", "lark")
+
+
+def with_handles(conversation: dict, index: int) -> dict:
+    """The conversation with each speaker's display name a handle sharing no word with the
+    name ("Caroline" → "cwhit_13"); the text and the questions are left as written."""
+    conv = conversation["conversation"]
+    handles = {}
+    for n, key in enumerate(("speaker_a", "speaker_b")):
+        name = conv[key]
+        handles[name] = f"{name[0].lower()}{HANDLE_STEMS[(index + n) % 10]}_{13 + 7 * index + n}"
+    renamed = {
+        key: [{**t, "speaker": handles.get(t["speaker"], t["speaker"])} for t in value]
+        if isinstance(value, list)
+        else handles.get(value, value)
+        if key in ("speaker_a", "speaker_b")
+        else value
+        for key, value in conv.items()
+    }
+    return {**conversation, "conversation": renamed}
+
+
+def learned_aliases(project) -> str:
+    from sessions.models import SpeakerAlias
+
+    rows = SpeakerAlias.objects.filter(project=project, evidence__gte=2).order_by("-evidence")
+    return ", ".join(f"{a.alias}→{a.speaker} ({a.evidence})" for a in rows[:8]) or "none"
 
 
 def questions_of(conversation: dict, known: set[str], skipped: list[str]) -> list[dict]:
@@ -200,6 +237,22 @@ def system_rankings(
     return rankings, latencies
 
 
+def alias_ablations(aliases, client, questions, positions, mode) -> dict[str, list[list[str]]]:
+    """Rankings with learned aliases switched off, and with the vector side embedding the
+    question as asked (aliases on the keyword side only)."""
+    out = {}
+    expansions, with_speakers = aliases.expansions, aliases.SEMANTIC_WITH_SPEAKERS
+    try:
+        aliases.SEMANTIC_WITH_SPEAKERS = not with_speakers
+        name = "aliases kw" if with_speakers else "aliases +sem"
+        out[name], _ = system_rankings(client, questions, positions, mode)
+        aliases.expansions = lambda access, text: ()
+        out["no aliases"], _ = system_rankings(client, questions, positions, mode)
+    finally:
+        aliases.expansions, aliases.SEMANTIC_WITH_SPEAKERS = expansions, with_speakers
+    return out
+
+
 def baseline_rankings(conversation, questions) -> dict[str, list[list[str]]]:
     import numpy as np
     from rank_bm25 import BM25Okapi
@@ -317,6 +370,17 @@ def main() -> None:
         help="extract memories and also rank with memories as extra keys (+memories)",
     )
     parser.add_argument(
+        "--compare-aliases",
+        action="store_true",
+        help="also rank without learned aliases, and with them on the keyword side only",
+    )
+    parser.add_argument(
+        "--renamed-speakers",
+        action="store_true",
+        help="display names become handles; text and questions keep the names (implies "
+        "--compare-aliases)",
+    )
+    parser.add_argument(
         "--memory-key-configs",
         default="",
         help="with --memory-keys: weight:min_relevance pairs to rank with, e.g. 1:0,0.5:0.3",
@@ -327,13 +391,16 @@ def main() -> None:
         from django.db import connection
 
         from memories.retrieve import keys
-        from search import keyword, semantic
+        from search import aliases, keyword, semantic
         from search import ranking as ranking_module
 
         if args.large_scope_paths:
             keyword.EXACT_STATS_MAX_DOCS = 0
             semantic.EXACT_SCAN_MAX_CHUNKS = 0
         data = load_locomo()
+        if args.renamed_speakers:
+            data = [with_handles(c, i) for i, c in enumerate(data)]
+        compare_aliases = args.compare_aliases or args.renamed_speakers
         results: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
         latencies, context_rows, skipped = [], defaultdict(list), []
         pipeline_seconds = 0.0
@@ -362,6 +429,9 @@ def main() -> None:
                 rankings[name], _ = system_rankings(
                     client, questions, positions, args.mode, memory_keys=True
                 )
+            if compare_aliases:
+                rankings.update(alias_ablations(aliases, client, questions, positions, args.mode))
+                print(f"conversation {index} aliases: {learned_aliases(project)}", flush=True)
             rankings.update(baseline_rankings(conversation, questions))
             for system, ranked in rankings.items():
                 for qa, ranking in zip(questions, ranked, strict=True):
