@@ -102,6 +102,7 @@ PROMPT_PERSONA = re.compile(
     rf"(?i:\byou\s+are|\byour\s+name\s+is)\s+{NAME}(?=\s*,|\s+(?i:the|a|an)\b|\s*\.|\s*\()"
 )
 _SPLIT_NAME = re.compile(r"[\s._\-@+]+")
+_WORD_SEPARATORS = re.compile(r"[\s_\-]+")  # where PostgreSQL's parser splits a name
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,18 @@ def name_words(display_name: str) -> list[str]:
     return [w for w in _SPLIT_NAME.split(display_name.strip()) if w]
 
 
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
 def first_name(display_name: str) -> str | None:
-    """The first word of a display name of several ("kate.miller" → "kate"), when it is a
-    word of letters that could be a name. No short form is guessed ("Katherine" ↛ "Kate")."""
-    words = name_words(display_name)
-    if len(words) < 2 or len(words[0]) < 2 or not words[0].isalpha():
+    """The first word of a display name that the keyword index keeps whole ("kate.miller",
+    "KateMiller", "kate@example.com" → "kate"; "Kate Miller" and "kate_m" are indexed word by
+    word already). No short form is guessed ("Katherine" ↛ "Kate")."""
+    name = display_name.strip()
+    if len(_WORD_SEPARATORS.split(name)) > 1:
+        return None
+    words = [w for w in re.split(r"[.@+]+", _CAMEL.sub(".", name)) if w]
+    if len(words) < 2 or len(words[0]) < 3 or not words[0].isalpha():
         return None
     return None if words[0].lower() in NOT_NAMES else words[0]
 
