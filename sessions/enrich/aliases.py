@@ -76,13 +76,18 @@ _LETTERS = r"[^\W\d_]"
 NAME = rf"(?P<name>{_LETTERS}+(?:['’-]{_LETTERS}+)?)"
 _GREETING = (
     r"(?i:hey|hi|hello|hiya|heya|yo|morning|good\s+morning|good\s+afternoon|good\s+evening|"
-    r"good\s+night|night|thanks|thank\s+you|thx|ty|cheers|bye|goodbye|see\s+you|see\s+ya|"
-    r"later|congrats|congratulations|welcome|welcome\s+back|love\s+you|miss\s+you|"
+    r"good\s+night|night|thanks|thank\s+you|thx|ty|cheers|bye|goodbye|see\s+you|see\s+ya|later)"
+)
+# Wishes are as often about someone else ("Happy birthday Sam!" to Sam's mother): weak.
+_WISH = (
+    r"(?i:congrats|congratulations|welcome|welcome\s+back|love\s+you|miss\s+you|"
     r"happy\s+birthday|well\s+done|great\s+job|good\s+job|nice\s+one|great\s+work|sorry)"
 )
 _AFTER_NAME = r"(?=\s*(?:[!.,?:;)]|$)|\s+(?!(?i:and|&)\b)[^\W\d_]*[a-z])"
+_BEFORE = r"(?:^|(?<=[\s(\"'“]))"
 # "Hey Kate!", "Thanks, Jo.", "Good morning Mel": a greeting or thanks, then the name.
-GREETING_FORM = re.compile(rf"(?:^|(?<=[\s(\"'“]))({_GREETING})[,!]?\s+{NAME}{_AFTER_NAME}")
+GREETING_FORM = re.compile(rf"{_BEFORE}{_GREETING}[,!]?\s+{NAME}{_AFTER_NAME}")
+WISH_FORM = re.compile(rf"{_BEFORE}{_WISH}[,!]?\s+{NAME}{_AFTER_NAME}")
 # "Mel, did you…": a sentence opened by the name and a comma, then a word that addresses.
 _ADDRESSING = (
     r"(?i:you|you're|your|did|do|does|can|could|would|will|are|have|what|how|when|where|why|"
@@ -129,8 +134,10 @@ def is_name(word: str) -> bool:
 
 
 def vocatives(text: str) -> list[tuple[str, int]]:
-    """Names the text addresses someone by, with their weight (strong for a greeting)."""
+    """Names the text addresses someone by, with their weight (strong for a greeting or
+    thanks)."""
     found = [(m.group("name"), STRONG) for m in GREETING_FORM.finditer(text)]
+    found += [(m.group("name"), WEAK) for m in WISH_FORM.finditer(text)]
     found += [(m.group("name"), WEAK) for m in OPENING_FORM.finditer(text)]
     found += [(m.group("name"), WEAK) for m in CLOSING_FORM.finditer(text)]
     return _once_each(found)
