@@ -86,8 +86,9 @@ _WISH = (
 _AFTER_NAME = r"(?=\s*(?:[!.,?:;)]|$)|\s+(?!(?i:and|&)\b)[^\W\d_]*[a-z])"
 _BEFORE = r"(?:^|(?<=[\s(\"'“]))"
 # "Hey Kate!", "Thanks, Jo.", "Good morning Mel": a greeting or thanks, then the name.
-GREETING_FORM = re.compile(rf"{_BEFORE}{_GREETING}[,!]?\s+{NAME}{_AFTER_NAME}")
-WISH_FORM = re.compile(rf"{_BEFORE}{_WISH}[,!]?\s+{NAME}{_AFTER_NAME}")
+# ("Thanks! Glad you liked it": after the greeting's own "!" a new sentence starts.)
+GREETING_FORM = re.compile(rf"{_BEFORE}{_GREETING},?\s+{NAME}{_AFTER_NAME}")
+WISH_FORM = re.compile(rf"{_BEFORE}{_WISH},?\s+{NAME}{_AFTER_NAME}")
 # "Mel, did you…": a sentence opened by the name and a comma, then a word that addresses.
 _ADDRESSING = (
     r"(?i:you|you're|your|did|do|does|can|could|would|will|are|have|what|how|when|where|why|"

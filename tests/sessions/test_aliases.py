@@ -121,6 +121,7 @@ def test_common_words_days_and_lower_case_words_are_no_names():
             ("a_one", "Thanks, I'm glad. Hey Buddy, how are you?"),
             ("b_two", "Hey Will! I will be there, promise."),
             ("a_one", "Bye January! Good morning Sunshine, sunshine is here."),
+            ("b_two", "Thanks! Glad you liked it. Hey! Appreciate the help."),
         ],
     )
     assert learned(project, usable=False) == {}
@@ -204,3 +205,49 @@ def test_reading_names_never_fails_and_finds_only_capitalised_uncommon_words(tex
         assert aliases.is_name(name) and weight in (aliases.WEAK, aliases.STRONG)
     for name in aliases.prompt_personas(text):
         assert aliases.is_name(name)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_sessions_of_a_project_learning_at_once_add_up_without_deadlock():
+    import threading
+
+    from django.db import connection, transaction
+
+    from sessions.models import Message
+
+    project = ProjectFactory()
+    sessions = []
+    for _ in range(2):
+        parsed = ParsedSession(
+            source_format="api",
+            agent_name="chat",
+            started_at=timezone.now(),
+            messages=[
+                ParsedMessage(role="user", author=author, content=text)
+                for author, text in TWO_FRIENDS
+            ],
+        )
+        sessions.append(capture_session(project, parsed).session)
+    both_ready, failures = threading.Barrier(2), []
+
+    def learn(session):
+        try:
+            new = list(Message.objects.filter(session=session).order_by("seq"))
+            update = aliases.learn(session, new, from_scratch=True)
+            with transaction.atomic():
+                both_ready.wait(timeout=30)
+                update.save(session)
+        except Exception as error:  # reported below, from the test's thread
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=learn, args=(s,)) for s in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    alone = ProjectFactory()
+    chat(alone, TWO_FRIENDS)
+    assert learned(project, usable=False) == {k: 2 * v for k, v in learned(alone, False).items()}
