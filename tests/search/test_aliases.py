@@ -101,3 +101,28 @@ def test_any_query_still_works_with_aliases_learned(query):
     assert response.status_code in (200, 400), response.content
     if response.status_code == 400:
         assert query.strip() == ""  # only an empty query is refused
+
+
+def test_the_aliases_list_shows_the_callers_projects_only(team, owner, teammate, outsider):
+    project = ProjectFactory(team=team)
+    chat(project, TWO_FRIENDS)
+    elsewhere = ProjectFactory()
+    chat(elsewhere, TWO_FRIENDS)
+
+    def listing(client, **params):
+        response = client.get("/api/v1/aliases", params)
+        assert response.status_code == 200, response.content
+        return {(a["alias"], a["speaker"], a["used"]) for a in response.json()["results"]}
+
+    expected = {("Kate", "katherine.s", True), ("Rob", "rsmith", True)}
+    for person in (owner, teammate):
+        client = APIClient()
+        client.force_authenticate(person)
+        assert expected <= listing(client)
+        assert listing(client) == listing(client, project=f"{project.team.slug}/{project.slug}")
+    assert expected <= listing(client_for(project))
+    stranger = APIClient()
+    stranger.force_authenticate(outsider)
+    assert listing(stranger) == set()
+    assert stranger.get("/api/v1/aliases", {"project": str(project.pk)}).status_code == 404
+    assert listing(client_for(ProjectFactory(team=project.team))) == set()
