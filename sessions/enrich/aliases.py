@@ -125,12 +125,14 @@ class Found:
 
 
 def is_name(word: str) -> bool:
-    """Capitalised, at least two letters with a lower-case one, and no common word."""
+    """Capitalised, at least two letters with a lower-case one, no common word and no
+    possessive."""
     return (
         len(word) >= 2
         and word[0].isupper()
         and any(c.islower() for c in word)
         and word.lower().replace("’", "'") not in NOT_NAMES
+        and not word.lower().endswith(("'s", "’s"))  # "Boston's": a possessive, no name
     )
 
 

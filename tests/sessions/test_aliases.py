@@ -122,6 +122,7 @@ def test_common_words_days_and_lower_case_words_are_no_names():
             ("b_two", "Hey Will! I will be there, promise."),
             ("a_one", "Bye January! Good morning Sunshine, sunshine is here."),
             ("b_two", "Thanks! Glad you liked it. Hey! Appreciate the help."),
+            ("a_one", "Hey Boston's finest, how are you?"),
         ],
     )
     assert learned(project, usable=False) == {}
