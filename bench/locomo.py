@@ -23,8 +23,16 @@ came from): the system "+memories" beside "memoryapp", in the same run;
 ``--memory-key-configs 1:0,0.5:0.3`` ranks once per (weight of the memory keys' list in the
 fusion, least relevance of a memory used as a key) instead.
 
+Who is who (learned speaker aliases, search/aliases.py): ``--compare-aliases`` also ranks
+every question with aliases switched off ("no aliases") and with aliases on the keyword side
+only ("aliases kw"), in the same run. ``--renamed-speakers`` first gives each speaker a
+handle as display name ("Caroline" → "cwhit_13") and keeps the text, where the others still
+call them "Caroline", and the questions as written ("What did Caroline research?"): what a
+real chat whose display names differ from what people call each other asks of search. It
+implies ``--compare-aliases``.
+
     .venv/bin/python bench/locomo.py [--conversations 0-9] [--mode hybrid] [--no-context]
-        [--large-scope-paths] [--memory-keys]
+        [--large-scope-paths] [--memory-keys] [--compare-aliases] [--renamed-speakers]
 """
 
 from __future__ import annotations
@@ -52,6 +60,51 @@ from bench.retrieval_sets import (  # noqa: F401 (other benches import them from
 
 TURN_KS, SESSION_KS = (5, 10, 20), (1, 3)
 METRICS = [f"turn@{k}" for k in TURN_KS] + [f"session@{k}" for k in SESSION_KS]
+
+
+HANDLE_STEMS = ("whit", "brook", "ster", "mack", "roe", "vale", "thorn", "quill", "fenn", "lark")
+
+
+def with_handles(conversation: dict, index: int) -> dict:
+    """The conversation with each speaker's display name a handle sharing no word with the
+    name ("Caroline" → "cwhit_13"); the text and the questions are left as written."""
+    conv = conversation["conversation"]
+    handles = {}
+    for n, key in enumerate(("speaker_a", "speaker_b")):
+        name = conv[key]
+        handles[name] = f"{name[0].lower()}{HANDLE_STEMS[(index + n) % 10]}_{13 + 7 * index + n}"
+    renamed = {
+        key: [{**t, "speaker": handles.get(t["speaker"], t["speaker"])} for t in value]
+        if isinstance(value, list)
+        else handles.get(value, value)
+        if key in ("speaker_a", "speaker_b")
+        else value
+        for key, value in conv.items()
+    }
+    return {**conversation, "conversation": renamed}
+
+
+def learned_aliases(project) -> str:
+    from sessions.models import SpeakerAlias
+
+    rows = SpeakerAlias.objects.filter(project=project, evidence__gte=2).order_by("-evidence")
+    return ", ".join(f"{a.alias}→{a.speaker} ({a.evidence})" for a in rows[:8]) or "none"
+
+
+def alias_ablations(aliases, client, questions, positions, mode) -> dict[str, list[list[str]]]:
+    """Rankings with learned aliases switched off, and with the vector side embedding the
+    question as asked (aliases on the keyword side only)."""
+    out = {}
+    expansions, with_speakers = aliases.expansions, aliases.SEMANTIC_WITH_SPEAKERS
+    try:
+        aliases.SEMANTIC_WITH_SPEAKERS = not with_speakers
+        name = "aliases kw" if with_speakers else "aliases +sem"
+        out[name], _ = api.search_rankings(client, questions, positions, mode=mode)
+        aliases.expansions = lambda access, text: ()
+        out["no aliases"], _ = api.search_rankings(client, questions, positions, mode=mode)
+    finally:
+        aliases.expansions, aliases.SEMANTIC_WITH_SPEAKERS = expansions, with_speakers
+    return out
 
 
 def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
@@ -120,17 +173,32 @@ def main() -> None:
         default="",
         help="with --memory-keys: weight:min_relevance pairs to rank with, e.g. 1:0,0.5:0.3",
     )
+    parser.add_argument(
+        "--compare-aliases",
+        action="store_true",
+        help="also rank without learned aliases, and with them on the keyword side only",
+    )
+    parser.add_argument(
+        "--renamed-speakers",
+        action="store_true",
+        help="display names become handles; text and questions keep the names (implies "
+        "--compare-aliases)",
+    )
     args = parser.parse_args()
 
     with django_on_embedded_servers():
         from memories.retrieve import keys
-        from search import keyword, semantic
+        from search import aliases, keyword, semantic
         from search import ranking as ranking_module
 
         if args.large_scope_paths:
             keyword.EXACT_STATS_MAX_DOCS = 0
             semantic.EXACT_SCAN_MAX_CHUNKS = 0
-        units = locomo_units(parse_range(args.conversations))
+        data = load_locomo()
+        if args.renamed_speakers:
+            data = [with_handles(c, i) for i, c in enumerate(data)]
+        compare_aliases = args.compare_aliases or args.renamed_speakers
+        units = locomo_units(parse_range(args.conversations), data)
         results: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
         latencies, context_rows, skipped = [], defaultdict(list), []
         pipeline_seconds = 0.0
@@ -158,6 +226,9 @@ def main() -> None:
                 rankings[name], _ = api.search_rankings(
                     client, questions, positions, mode=args.mode, memory_keys=True
                 )
+            if compare_aliases:
+                rankings.update(alias_ablations(aliases, client, questions, positions, args.mode))
+                print(f"conversation {index} aliases: {learned_aliases(project)}", flush=True)
             rankings.update(baseline_rankings(unit.docs, questions))
             for system, ranked in rankings.items():
                 for question, ranking in zip(unit.questions, ranked, strict=True):

@@ -70,6 +70,9 @@ class KeywordQuery:
     terms: tuple[str, ...]  # lexemes, as the english configuration stems them
     strict: bool  # the query uses web-search operators
     symbols: tuple[str, ...] = ()  # only when there is no lexeme: tokens of no letter/digit
+    # What a lexeme also matches, as tsquery text: an alias's speaker by their display name
+    # (search/aliases.py). Matched and weighted as that one word.
+    alternatives: tuple[tuple[str, str], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -78,7 +81,16 @@ class KeywordQuery:
     @property
     def any_term(self) -> str | None:
         """tsquery text matching any of the lexemes (also what snippets highlight)."""
-        return " | ".join(_quote(t) for t in self.terms) or None
+        return " | ".join(self.term_queries) or None
+
+    @property
+    def term_queries(self) -> tuple[str, ...]:
+        """Each lexeme as tsquery text, with its alternatives: ``('kate' | 'katherin')``."""
+        return tuple(self.term_query(t) for t in self.terms)
+
+    def term_query(self, lexeme: str) -> str:
+        others = [f"({q})" for t, q in self.alternatives if t == lexeme]
+        return f"({' | '.join([_quote(lexeme), *others])})" if others else _quote(lexeme)
 
     @property
     def match_sql(self) -> tuple[str, list]:
@@ -100,7 +112,7 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def parse(text: str) -> KeywordQuery:
+def parse(text: str, alternatives: tuple[tuple[str, str], ...] = ()) -> KeywordQuery:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT lexeme FROM unnest(to_tsvector('{SEARCH_CONFIG}', %s)) "
@@ -113,6 +125,7 @@ def parse(text: str) -> KeywordQuery:
         terms=terms,
         strict=bool(_OPERATORS.search(text)),
         symbols=() if terms else symbols_of(text),
+        alternatives=tuple(a for a in alternatives if a[0] in terms),
     )
 
 
@@ -144,7 +157,16 @@ IDF_SQL = "ln(1 + (greatest({n}, {f}) - {f} + 0.5) / ({f} + 0.5))"
 def estimated_idfs(query: KeywordQuery, documents: int) -> list[float]:
     """IDFs from PostgreSQL's column statistics (``estimated_shares``), for scopes too big to
     count in: counting every match of a common word in a huge scope takes seconds."""
-    return [idf(documents, round(share * documents)) for share in estimated_shares(query.terms)]
+    shares = estimated_shares(query.terms)
+    for i, term in enumerate(query.terms):
+        for other in (q for t, q in query.alternatives if t == term):
+            # A phrase is as common as its rarest word; the alternatives add up.
+            shares[i] = min(1.0, shares[i] + min(estimated_shares(_lexemes_of(other)) or [0]))
+    return [idf(documents, round(share * documents)) for share in shares]
+
+
+def _lexemes_of(tsquery: str) -> tuple[str, ...]:
+    return tuple(m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", tsquery))
 
 
 _stats_cache: dict = {"at": -math.inf, "shares": {}, "floor": 0.0}
@@ -185,7 +207,7 @@ def _score_sql(
         f"CASE WHEN {document} @@ %s::tsquery THEN {w} ELSE 0 END" for w in weights
     )
     coverage = f"({covered}) / greatest({' + '.join(weights)}, 1e-9)"
-    terms = [_quote(t) for t in query.terms]
+    terms = list(query.term_queries)
     return score, coverage, [*terms, *terms]
 
 
@@ -230,7 +252,7 @@ def _ranked_with_counts(
     where = message_where(access, filters)
     teams, team_params = team_condition(access, "m")
     match_sql, match_params = query.match_sql
-    terms = [_quote(t) for t in query.terms]
+    terms = list(query.term_queries)
     counts = ", ".join(
         f"count(*) FILTER (WHERE d.doc @@ %s::tsquery) AS f{i}" for i in range(len(terms))
     )
@@ -298,7 +320,8 @@ def _rank_pools(
     )
     pool_params = []
     for term in pool_terms:
-        pool_params += [*team_params, _quote(term), _quote(term), *where.params]
+        term_query = query.term_query(term)
+        pool_params += [*team_params, term_query, term_query, *where.params]
     score, coverage, score_params = _score_sql(query, _literal(idfs))
     sql = (
         f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"

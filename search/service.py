@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection
 
-from search import extra_keys, keyword, query_intent, ranking, semantic
+from search import aliases, extra_keys, keyword, query_intent, ranking, semantic
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
@@ -74,17 +74,26 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     filters, mode = searched_filters(request.filters, request.include_archived), request.mode
     documents = keyword.scope_documents(access, filters)
     pool = max(MIN_POOL, request.limit * (10 if request.group_by_session else 5))
+    # Names the project's people are called by also find their messages (search/aliases.py).
+    named = aliases.expansions(access, request.query)
     # The keyword side runs on its own connection while this thread embeds the query and
     # scans vectors (search/speed/parallel.py).
     keyword_side = parallel.beside(
-        _keyword_side, request.query, access, filters, pool, documents, mode != "semantic"
+        _keyword_side,
+        request.query,
+        access,
+        filters,
+        pool,
+        documents,
+        mode != "semantic",
+        aliases.keyword_alternatives(named),
     )
     vector_path = "none"
     candidates: dict[int, ranking.Candidate] = {}
 
     vector = None
     if mode != "keyword":
-        vector = semantic.query_vector(request.query)
+        vector = semantic.query_vector(aliases.semantic_text(request.query, named))
         vector_path = semantic.vector_path(access, documents)
         nearest = semantic.candidates(vector, access, filters, pool, documents)
         for rank, (message_id, hit) in enumerate(nearest.items(), start=1):
@@ -176,10 +185,16 @@ def searched_filters(filters: Filters, include_archived: bool) -> Filters:
 
 
 def _keyword_side(
-    text: str, access: Access, filters: Filters, pool: int, documents: int, ranked: bool
+    text: str,
+    access: Access,
+    filters: Filters,
+    pool: int,
+    documents: int,
+    ranked: bool,
+    alternatives: tuple[tuple[str, str], ...] = (),
 ) -> tuple[keyword.KeywordQuery, dict[int, keyword.KeywordScore], list[float]]:
     """The query's lexemes, and (when ``ranked``) its best keyword matches and their IDFs."""
-    kquery = keyword.parse(text)
+    kquery = keyword.parse(text, alternatives)
     if not ranked:
         return kquery, {}, []
     matches, idfs = keyword.candidates(kquery, access, filters, pool, documents)

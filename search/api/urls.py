@@ -1,10 +1,16 @@
 from django.urls import path
+from rest_framework.routers import SimpleRouter
 
+from search.api.aliases import SpeakerAliasViewSet
 from search.api.views import ContextView, EntitiesView, SearchView
+
+router = SimpleRouter(trailing_slash=False)
+router.register("aliases", SpeakerAliasViewSet, basename="alias")
 
 # /sessions/{id}/similar and /resume are actions of the sessions viewset (sessions.api.urls).
 urlpatterns = [
     path("search", SearchView.as_view(), name="search"),
     path("context", ContextView.as_view(), name="context"),
     path("entities", EntitiesView.as_view(), name="entities"),
+    *router.urls,
 ]

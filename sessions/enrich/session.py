@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from sessions.embedding.model_files import model_name
 from sessions.embedding.torch_runtime import embed
+from sessions.enrich import aliases
 from sessions.enrich.entities import extract_session
 from sessions.enrich.summary import summarize_progressively, summarize_with_fallback
 from sessions.enrich.topics import derive_topics
@@ -63,10 +64,12 @@ def enrich_session(session: Session) -> None:
         )[:MAX_MESSAGES_PER_STEP]
     )
     fields = {"enriched_at": timezone.now(), "enrichment_error": ""}
-    to_create, to_update = [], []
+    to_create, to_update, learned = [], [], None
     if new:
         to_create, to_update, key_entities = _entity_changes(session, new)
         fields.update(_summary_fields(session, new, key_entities))
+        learned = aliases.learn(session, new, from_scratch=session.enriched_through_seq < 0)
+        fields["metadata"][aliases.METADATA_KEY] = learned.contribution
     elif session.summary and session.embedding is None:
         # The summary was rewritten (anonymised): its vector is made again.
         fields.update(embedding=embed([session.summary])[0], embedding_model=model_name())
@@ -85,6 +88,8 @@ def enrich_session(session: Session) -> None:
             return  # left pending: enriched again, from scratch, from the text as it is now
         Entity.objects.bulk_create(to_create, batch_size=500)
         Entity.objects.bulk_update(to_update, ["count"], batch_size=500)
+        if learned:
+            learned.save(session)
         # Read under the lock: a capture that committed meanwhile left more to do.
         through = new[-1].seq if new else session.enriched_through_seq
         more = Message.objects.filter(session=session, seq__gt=through).exists()
