@@ -3,18 +3,18 @@ as message search.
 
 Two candidate lists, as for messages: the keyword side (the memory's ``search_vector`` on its
 GIN index, any of the query's words, ranked BM25-style: ``search/keyword.py``) and the vector
-side (cosine over ``embedding`` on its HNSW index). They are fused by reciprocal rank and
-given their relevance by ``search/ranking.py`` itself, so a memory's relevance of 0.3 means
-what a message's does: the semantic measure from the cosine similarity, the IDF-weighted
-share of the query's words present, and ``semantic + (1 − semantic) · lift · keyword``.
+side (cosine over ``embedding`` on its HNSW index). Each memory's relevance is the one score
+of ``search/ranking.py`` (``match_strength`` → ``as_relevance``: its cosine plus its keyword
+coverage times its BM25 strength against the query's best), so a memory's relevance of 0.3
+means what a message's does, and the list is ordered by the relevance it shows. A memory has
+no session to be supported by, and is not prose-or-noise: those parts of the message score
+do not apply.
 
 Word rarity (IDF) comes from the message statistics PostgreSQL keeps
 (``keyword.estimated_idfs``): memories are written in the words of their sessions, and
 counting every match among a team's memories would cost more than the search.
 
-A mild priority factor then orders memories of equal match by their decay priority:
-``fused · ((1 − PRIORITY_WEIGHT) + PRIORITY_WEIGHT · priority)``; relevance is not
-changed by it, so ``min_relevance`` means the same as for messages.
+Memories of equal relevance are ordered by their decay priority.
 
 The vector side scans the HNSW index of the memory table alone, with every filter of
 ``MemoryFilters`` (all columns of that table) in the same statement and pgvector's
@@ -39,7 +39,6 @@ from teams.access import Access
 
 MODES = ("hybrid", "semantic", "keyword")
 MIN_POOL = 50  # candidates taken from each side, at least
-PRIORITY_WEIGHT = 0.2
 # IDFs are estimated as if over this many documents: only their ratios weigh the words.
 IDF_DOCUMENTS = 100_000
 HNSW_EF_SEARCH = 100
@@ -87,15 +86,18 @@ def search_memories(
             c.session_id = memory_id
             c.similarity = None if memory.distance is None else 1.0 - memory.distance
             c.coverage = float(memory.coverage or 0.0)
+            c.keyword_score = float(memory.keyword_score or 0.0)
     found = [c for c in candidates.values() if c.message_id in memories]
-    ranked = ranking.fuse(found, mode)
-    for c in ranked:
-        priority = memories[c.message_id].priority
-        c.fused *= (1 - PRIORITY_WEIGHT) + PRIORITY_WEIGHT * min(1.0, max(0.0, priority))
-    ranked.sort(key=lambda c: (-c.fused, -c.relevance, c.message_id))
+    best_keyword_score = max((c.keyword_score for c in found), default=0.0)
+    for c in found:
+        c.relevance = round(
+            ranking.as_relevance(ranking.match_strength(c, mode, best_keyword_score)), 4
+        )
+    # The relevance shown orders the list; the decay priority only breaks its ties.
+    found.sort(key=lambda c: (-c.relevance, -memories[c.message_id].priority, c.message_id))
     return [
-        MemoryHit(memories[c.message_id], round(c.relevance, 4))
-        for c in ranked
+        MemoryHit(memories[c.message_id], c.relevance)
+        for c in found
         if c.relevance >= min_relevance
     ][:limit]
 
@@ -180,9 +182,10 @@ def _measured(
     distance = Value(None, FloatField())
     if vector is not None:
         distance = _distance(vector)
-    coverage = Value(0.0, FloatField())
+    coverage = keyword_score = Value(0.0, FloatField())
     if kquery.terms:
-        _score, sql, params = keyword.score_sql(kquery, idfs, DOCUMENT)
+        score, sql, params = keyword.score_sql(kquery, idfs, DOCUMENT)
+        keyword_score = RawSQL(score, params[: len(kquery.terms)], FloatField())
         coverage = RawSQL(sql, params[len(kquery.terms) :], FloatField())
-    memories = memories.annotate(distance=distance, coverage=coverage)
+    memories = memories.annotate(distance=distance, coverage=coverage, keyword_score=keyword_score)
     return {m.pk: m for m in memories.defer("search_vector", "embedding")}

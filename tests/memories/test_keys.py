@@ -49,15 +49,24 @@ def position(project, query, **options):
     return ids
 
 
+def relevance_of(message, project, query, **options):
+    hits = search(project_access(project), SearchRequest(query, limit=20, **options)).hits
+    return next(h.relevance for h in hits if h.message.pk == message.pk)
+
+
 def test_a_memory_brings_its_message_up_only_when_asked(project, evidence):
     query = "Caroline vacation France"
     without = position(project, query, memory_keys=False)
     with_keys = position(project, query, memory_keys=True)
     assert with_keys[0] == evidence.pk
-    assert evidence.pk not in without[:1]
+    # The message shares no word with the question; the memory that came from it does.
+    lifted = relevance_of(evidence, project, query, memory_keys=True)
+    assert lifted > relevance_of(evidence, project, query, memory_keys=False)
     with override_settings(SEARCH_MEMORY_KEYS=True):
         assert position(project, query)[0] == evidence.pk
+        assert relevance_of(evidence, project, query) == lifted
     assert position(project, query) == without  # off by default
+    assert relevance_of(evidence, project, query) < lifted
 
 
 def test_keys_stay_within_the_filters_and_the_team(project, evidence):
