@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection
 
-from search import extra_keys, keyword, ranking, semantic
+from search import extra_keys, keyword, ranking, semantic, speakers
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
@@ -33,6 +33,7 @@ class SearchRequest:
     limit: int = 10
     min_relevance: float = 0.0
     group_by_session: bool = False
+    hits_per_session: int = HITS_PER_SESSION  # when grouping: a session's best hits kept
     mmr: bool = False
     recency: bool = False
     # Archived sessions' messages are left out unless asked for; they are found by keyword
@@ -123,6 +124,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     ranked = ranking.adjust_for_lifecycle(
         ranked, _lifecycle_states({c.session_id for c in ranked}), recency=request.recency
     )
+    ranked = _speaker_focus(ranked, request.query)
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
@@ -131,7 +133,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
         groups: dict[int, list[ranking.Candidate]] = {}
         for c in ranked:
             group = groups.setdefault(c.session_id, [])
-            if len(group) < HITS_PER_SESSION:
+            if len(group) < request.hits_per_session:
                 group.append(c)
         chosen_groups = list(groups.values())[: request.limit]
         chosen = [c for group in chosen_groups for c in group]
@@ -184,6 +186,24 @@ def _keyword_side(
         return kquery, {}, []
     matches, idfs = keyword.candidates(kquery, access, filters, pool, documents)
     return kquery, matches, idfs
+
+
+def _speaker_focus(ranked: list[ranking.Candidate], query: str) -> list[ranking.Candidate]:
+    """Other authors' candidates lowered when the query names a speaker (search/speakers.py);
+    the lowered score is the one kept, so the order stays the score's."""
+    if not ranked or speakers.OTHERS_FACTOR == 1.0:
+        return ranked
+    rows = Message.objects.filter(id__in=[c.message_id for c in ranked]).values_list(
+        "id", "author", "role"
+    )
+    authors = {pk: author for pk, author, role in rows if author and role != "tool"}
+    named = speakers.named(query, set(authors.values()))
+    if not named:
+        return ranked
+    focused = speakers.focus(ranked, lambda c: c.fused, lambda c: authors.get(c.message_id), named)
+    for c, score in focused:
+        c.fused = score
+    return [c for c, _ in focused]
 
 
 def _load_messages(message_ids: list[int]) -> dict[int, Message]:
