@@ -11,15 +11,16 @@ and written as seed 000's Markdown::
 
     <excerpt>
 
-Compression follows seed 003's levels, richest first for the most relevant (most recent on
-ties): the first session in **full** when that takes at most half the budget, else as its
-summary and **key** messages (the matching messages, each with the one before it — usually
-the question it answers); the following ones as **key** messages too while the budget allows,
-then as **summary**, then as one **line** (title or the summary's first sentence), keeping
-room for a line for each session still to come. Assembly stops at the budget. Messages are
-cut only between paragraphs and never inside a fenced code block. (Seed 003 gives later
-sessions only their summary; giving them their key messages while the budget lasts raised
-the share of LoCoMo's evidence turns in the context: ``bench/locomo.py`` measures it.)
+Compression follows seed 003's levels, per session: its summary and **key** messages, else
+its **summary**, else one **line** (title or the summary's first sentence). Which messages
+are key is decided across sessions (``search/excerpts.py``): each match brings a window (the
+one before it, usually the question it answers, and the one after it), best match first
+wherever it is, a session's frame (heading and summary) paid with its first window; the
+sessions left without messages get their summary or a line while the budget lasts.
+Assembly never goes over the budget. Messages are cut only between paragraphs and never
+inside a fenced code block. (Seed 003 gives the first session in full and later ones only
+their summary; spending the budget on the best matches of every session instead raised the
+share of LoCoMo's evidence turns in the context: ``bench/locomo.py`` measures it.)
 
 Other apps add their own sections (``search/context_sections.py``: memories adds the
 relevant decisions, open findings and preferences). They share the budget: when sessions
@@ -65,7 +66,7 @@ MESSAGE_SHARE = 0.25  # of the budget, at most, for one message (cut between par
 HITS_PER_SESSION = 8  # matches asked of search per session, each a window of messages
 GAP = "…"  # between messages of a session that are not next to each other
 FULL_SESSION_MAX_MESSAGES = 40
-FULL_SHARE = 0.5  # a whole session may take at most this share of the budget
+FULL_SHARE = 0.0  # a whole session may take at most this share of the budget (none: see below)
 LINE_TOKENS = 40  # kept free for each session still to come (its heading and one line)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
