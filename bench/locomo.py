@@ -30,230 +30,28 @@ fusion, least relevance of a memory used as a key) instead.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import statistics
 import sys
-import time
 from collections import defaultdict
-from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import SHARED, django_on_embedded_servers, percentile
+from bench import retrieval_api as api
+from bench.harness import django_on_embedded_servers, percentile
+from bench.retrieval_scoring import baseline_rankings, score, summarise
+from bench.retrieval_sets import (
+    LOCOMO_CATEGORIES as CATEGORIES,
+)
+from bench.retrieval_sets import (  # noqa: F401 (other benches import them from here)
+    load_locomo,
+    locomo_units,
+    sessions_of,
+    turn_text,
+)
 
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-TUNE, HOLDOUT = range(0, 5), range(5, 10)
 TURN_KS, SESSION_KS = (5, 10, 20), (1, 3)
-DEPTH = 20
-
-
-def load_locomo() -> list[dict]:
-    return json.loads((SHARED / "data" / "locomo" / "locomo10.json").read_text())
-
-
-def turn_text(turn: dict) -> str:
-    text = turn["text"]
-    if turn.get("blip_caption"):
-        text += f" [shares an image: {turn['blip_caption']}]"
-    return text
-
-
-def sessions_of(conversation: dict) -> list[tuple[int, datetime, list[dict]]]:
-    conv = conversation["conversation"]
-    found = []
-    for key, turns in conv.items():
-        match = re.fullmatch(r"session_(\d+)", key)
-        if match and isinstance(turns, list):
-            n = int(match.group(1))
-            when = datetime.strptime(conv[f"{key}_date_time"], "%I:%M %p on %d %B, %Y")
-            found.append((n, when, turns))
-    return sorted(found)
-
-
-def questions_of(conversation: dict, known: set[str], skipped: list[str]) -> list[dict]:
-    out = []
-    for qa in conversation["qa"]:
-        if qa.get("category") not in CATEGORIES:
-            continue
-        ids = [i for raw in qa.get("evidence", []) for i in re.split(r"[;,\s]+", raw) if i]
-        gold = [i for i in ids if i in known]
-        skipped += [f"{conversation['sample_id']}:{i}" for i in ids if i not in known]
-        if gold:
-            out.append({**qa, "gold": gold})
-    return out
-
-
-def session_of(dia_id: str) -> str:
-    return dia_id.split(":")[0]
-
-
-def recall(ranked: list[str], gold: list[str]) -> dict[str, float]:
-    gold_set = set(gold)
-    scores = {f"turn@{k}": len(gold_set & set(ranked[:k])) / len(gold_set) for k in TURN_KS}
-    sessions = list(dict.fromkeys(session_of(d) for d in ranked))
-    gold_sessions = {session_of(d) for d in gold}
-    for k in SESSION_KS:
-        scores[f"session@{k}"] = len(gold_sessions & set(sessions[:k])) / len(gold_sessions)
-    return scores
-
-
-def summarise(rows: list[dict]) -> dict[str, float]:
-    keys = [f"turn@{k}" for k in TURN_KS] + [f"session@{k}" for k in SESSION_KS]
-    return {k: statistics.fmean(r[k] for r in rows) for k in keys} if rows else {}
-
-
-# ---------------------------------------------------------------------------------------
-
-
-def ingest(index: int, conversation: dict):
-    from rest_framework.test import APIClient
-
-    from teams.models import ApiToken
-    from teams.services import ensure_team_and_project
-
-    _, project, _ = ensure_team_and_project(f"locomo-{index}", "conversation")
-    _, raw = ApiToken.issue(project)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    conv = conversation["conversation"]
-    for n, when, turns in sessions_of(conversation):
-        response = client.post(
-            "/api/v1/sessions",
-            {
-                "external_id": f"{conversation['sample_id']}-session-{n}",
-                "agent_name": "locomo",
-                "title": f"{conv['speaker_a']} and {conv['speaker_b']}, session {n}",
-                "started_at": when.isoformat() + "Z",
-                "messages": [
-                    {
-                        "role": "user",
-                        "author": t["speaker"],
-                        "content": turn_text(t),
-                        "timestamp": when.isoformat() + "Z",
-                        "client_id": t["dia_id"],
-                    }
-                    for t in turns
-                ],
-            },
-            format="json",
-        )
-        if response.status_code not in (200, 201):
-            raise SystemExit(f"capture failed: {response.status_code} {response.content[:300]}")
-    return project, client
-
-
-def run_pipeline() -> float:
-    from django.conf import settings
-
-    from sessions.enrich import pipeline
-
-    settings.SESSION_ENRICH_DELAY_SECONDS = 0
-    started = time.perf_counter()
-    while pipeline.embed_pending_messages():
-        pass
-    while pipeline.enrich_pending_sessions(limit=100):
-        pass
-    return time.perf_counter() - started
-
-
-def dia_ids_by_position(project) -> dict[tuple[str, int], str]:
-    from sessions.models import Message
-
-    rows = Message.objects.filter(session__project=project).values_list(
-        "session__public_id", "seq", "client_id"
-    )
-    return {(sid, seq): dia for sid, seq, dia in rows}
-
-
-def run_extraction() -> tuple[float, int]:
-    """Memories from every enriched session, as the worker extracts them; (seconds, count)."""
-    from memories.enrich.run import extract_pending_sessions
-    from memories.models import Memory
-
-    started = time.perf_counter()
-    while extract_pending_sessions(limit=100):
-        pass
-    return time.perf_counter() - started, Memory.objects.count()
-
-
-def system_rankings(
-    client, questions, positions, mode, memory_keys=False
-) -> tuple[list[list[str]], list[float]]:
-    rankings, latencies = [], []
-    for qa in questions:
-        started = time.perf_counter()
-        params = {"q": qa["question"], "limit": DEPTH, "mode": mode}
-        if memory_keys:
-            params["memory_keys"] = "true"
-        response = client.get("/api/v1/search", params)
-        latencies.append((time.perf_counter() - started) * 1000)
-        if response.status_code != 200:
-            raise SystemExit(f"search failed: {response.status_code} {response.content[:300]}")
-        rankings.append(
-            [
-                positions[(hit["session"]["id"], hit["message"]["seq"])]
-                for hit in response.json()["results"]
-            ]
-        )
-    return rankings, latencies
-
-
-def baseline_rankings(conversation, questions) -> dict[str, list[list[str]]]:
-    import numpy as np
-    from rank_bm25 import BM25Okapi
-
-    from sessions.embedding.torch_runtime import embed
-
-    turns = [t for _, _, ts in sessions_of(conversation) for t in ts]
-    ids = [t["dia_id"] for t in turns]
-    docs = [f"{t['speaker']}: {turn_text(t)}" for t in turns]
-    bm25 = BM25Okapi([re.findall(r"\w+", d.lower()) for d in docs])
-    stemmed_questions = english_lexemes([qa["question"] for qa in questions])
-    bm25_english = BM25Okapi(english_lexemes(docs))
-    vectors = embed(docs)
-    query_vectors = embed([qa["question"] for qa in questions])
-    out = {"bm25": [], "bm25-en": [], "dense": []}
-    for qa, stemmed, qv in zip(questions, stemmed_questions, query_vectors, strict=True):
-        scores = bm25.get_scores(re.findall(r"\w+", qa["question"].lower()))
-        out["bm25"].append([ids[i] for i in np.argsort(-scores, kind="stable")[:DEPTH]])
-        scores = bm25_english.get_scores(stemmed)
-        out["bm25-en"].append([ids[i] for i in np.argsort(-scores, kind="stable")[:DEPTH]])
-        out["dense"].append([ids[i] for i in np.argsort(-(vectors @ qv), kind="stable")[:DEPTH]])
-    return out
-
-
-def english_lexemes(texts: list[str]) -> list[list[str]]:
-    """Each text as PostgreSQL's English lexemes (stemmed, stopwords out), repeated by count."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT t.i, v.lexeme, coalesce(array_length(v.positions, 1), 1)"
-            " FROM unnest(%s::text[]) WITH ORDINALITY AS t(text, i),"
-            " LATERAL unnest(to_tsvector('english', t.text)) AS v",
-            [texts],
-        )
-        out = [[] for _ in texts]
-        for i, lexeme, count in cursor.fetchall():
-            out[i - 1] += [lexeme] * count
-    return out
-
-
-def context_recall(client, questions, texts: dict[str, str], budget: int):
-    recalls, tokens = [], []
-    for qa in questions:
-        response = client.post(
-            "/api/v1/context",
-            {"query": qa["question"], "max_tokens": budget, "max_sessions": 10, "min_relevance": 0},
-            format="json",
-        )
-        body = response.json()
-        found = sum(texts[g].strip() in body["markdown"] for g in qa["gold"])
-        recalls.append(found / len(qa["gold"]))
-        tokens.append(body["tokens"])
-    return recalls, tokens
+METRICS = [f"turn@{k}" for k in TURN_KS] + [f"session@{k}" for k in SESSION_KS]
 
 
 def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
@@ -263,13 +61,14 @@ def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
     print("-" * len(header))
     for system, parts in results.items():
         for part, rows in parts.items():
-            s = summarise(rows)
+            s = summarise(rows, METRICS)
             if not s:
                 continue
-            by_cat = "  ".join(
-                f"{name} {summarise([r for r in rows if r['category'] == c]).get('turn@10', 0):.2f}"
-                for c, name in CATEGORIES.items()
-            )
+            by_category = {
+                name: summarise([r for r in rows if r["category"] == name], METRICS)
+                for name in CATEGORIES.values()
+            }
+            by_cat = "  ".join(f"{n} {c.get('turn@10', 0):.2f}" for n, c in by_category.items())
             print(
                 f"{system:<13} {part:<8} {len(rows):<5} {s['turn@5']:.3f} {s['turn@10']:.3f} "
                 f"{s['turn@20']:.3f} {s['session@1']:.3f} {s['session@3']:.3f} | {by_cat}"
@@ -324,8 +123,6 @@ def main() -> None:
     args = parser.parse_args()
 
     with django_on_embedded_servers():
-        from django.db import connection
-
         from memories.retrieve import keys
         from search import keyword, semantic
         from search import ranking as ranking_module
@@ -333,48 +130,48 @@ def main() -> None:
         if args.large_scope_paths:
             keyword.EXACT_STATS_MAX_DOCS = 0
             semantic.EXACT_SCAN_MAX_CHUNKS = 0
-        data = load_locomo()
+        units = locomo_units(parse_range(args.conversations))
         results: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
         latencies, context_rows, skipped = [], defaultdict(list), []
         pipeline_seconds = 0.0
         ingested = {}
-        for index in parse_range(args.conversations):
-            ingested[index] = ingest(index, data[index])
-            pipeline_seconds += run_pipeline()
+        for index, unit in units.items():
+            ingested[index] = api.project_client(unit.team, unit.project)
+            api.capture(ingested[index][1], unit.sessions)
+            pipeline_seconds += api.run_pipeline()
         if args.memory_keys:
-            extraction_seconds, memories = run_extraction()
+            extraction_seconds, memories = api.run_extraction()
             print(f"memories extracted: {memories} in {extraction_seconds:.0f} s", flush=True)
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")  # the word statistics the pooled ranking estimates from
+        api.analyze()
         for index, (project, client) in ingested.items():
-            conversation = data[index]
-            turns = {
-                t["dia_id"]: turn_text(t) for _, _, ts in sessions_of(conversation) for t in ts
-            }
-            questions = questions_of(conversation, set(turns), skipped)
-            positions = dia_ids_by_position(project)
-            part = "tune" if index in TUNE else "holdout"
+            unit = units[index]
+            skipped += unit.skipped
+            questions = [q.text for q in unit.questions]
+            positions = api.client_ids_by_position(project)
             rankings = {}
-            rankings["memoryapp"], times = system_rankings(client, questions, positions, args.mode)
+            rankings["memoryapp"], times = api.search_rankings(
+                client, questions, positions, mode=args.mode
+            )
             latencies += times
             for name, weight, least in key_configs(args) if args.memory_keys else []:
                 ranking_module.EXTRA_WEIGHT, keys.KEY_MIN_RELEVANCE = weight, least
-                rankings[name], _ = system_rankings(
-                    client, questions, positions, args.mode, memory_keys=True
+                rankings[name], _ = api.search_rankings(
+                    client, questions, positions, mode=args.mode, memory_keys=True
                 )
-            rankings.update(baseline_rankings(conversation, questions))
+            rankings.update(baseline_rankings(unit.docs, questions))
             for system, ranked in rankings.items():
-                for qa, ranking in zip(questions, ranked, strict=True):
-                    row = {**recall(ranking, qa["gold"]), "category": qa["category"]}
-                    results[system][part].append(row)
+                for question, ranking in zip(unit.questions, ranked, strict=True):
+                    row = score(ranking, question, TURN_KS, SESSION_KS)
+                    row["category"] = question.category
+                    results[system][unit.part].append(row)
                     results[system]["all"].append(row)
             if not args.no_context:
                 for budget in (1000, 4000):
-                    recalls, tokens = context_recall(client, questions, turns, budget)
+                    recalls, tokens = api.context_recall(client, unit.questions, unit.texts, budget)
                     context_rows[budget] += list(zip(recalls, tokens, strict=True))
-            latest = summarise(results["memoryapp"][part][-len(questions) :])
+            latest = summarise(results["memoryapp"][unit.part][-len(questions) :], METRICS)
             print(
-                f"conversation {index}: {len(turns)} turns, {len(questions)} questions, "
+                f"conversation {index}: {len(unit.texts)} turns, {len(questions)} questions, "
                 f"turn R@10 {latest['turn@10']:.3f}",
                 flush=True,
             )

@@ -32,7 +32,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connection, transaction
 
 from search.filters import message_where, session_where, team_condition
 from sessions.filters import Filters
@@ -265,7 +265,9 @@ def _ranked_from_pools(
     common_idf = math.log(1 + (1 - COMMON_SHARE) / COMMON_SHARE)
     rare = [t for weight, t in by_rarity if weight >= common_idf][:POOL_TERMS]
     common = [t for weight, t in by_rarity if weight < common_idf]
-    found = _rank_pools(query, access, filters, idfs, rare, limit) if rare else {}
+    found = {}
+    if rare:
+        found = _rank_pools(query, access, filters, idfs, rare, limit, bitmaps_only=True)
     if len(found) < min(limit, RARE_FINDS_ENOUGH) and common:
         # (Almost) no message holds a rare word (or the rare words are unknown): the least
         # common of the common ones adds its pool. Its index lookup is the costly one, so
@@ -281,6 +283,7 @@ def _rank_pools(
     idfs: list[float],
     pool_terms: list[str],
     limit: int,
+    bitmaps_only: bool = False,
 ) -> dict[int, KeywordScore]:
     """Rank the messages of the pools of ``pool_terms`` (each at most ``POOL_PER_TERM``)."""
     where = message_where(access, filters)
@@ -303,9 +306,18 @@ def _rank_pools(
         f" SELECT d.id, {score} AS score, {coverage} AS coverage, d.session_id FROM d"
         " ORDER BY score DESC, d.id LIMIT %s"
     )
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        if bitmaps_only:
+            # A rare word's pool comes from its GIN bitmap. Otherwise the planner may walk
+            # the team's index and test every message's words, reading each long message's
+            # tsvector out of TOAST, a cost it does not see (bench/search_real.py). A common
+            # word's pool keeps that plan: it stops after POOL_PER_TERM matches.
+            cursor.execute("SET LOCAL enable_indexscan = off")
         cursor.execute(sql, [*pool_params, *score_params, limit])
-        return {row[0]: KeywordScore(*row[1:]) for row in cursor.fetchall()}
+        rows = cursor.fetchall()
+        if bitmaps_only:
+            cursor.execute("RESET enable_indexscan")  # the caller's transaction goes on
+    return {row[0]: KeywordScore(*row[1:]) for row in rows}
 
 
 def scores_for(

@@ -104,25 +104,25 @@ def vector_path(access: Access, scope_messages: int) -> str:
     if scope_messages <= EXACT_SCAN_MAX_CHUNKS:
         return "exact"
     if len(access.team_ids) == 1:
-        team_chunks = team_indexes.indexed_teams().get(access.team_ids[0])
+        team_messages = team_indexes.indexed_team_messages(access.team_ids[0])
         # The team's graph is scanned for HNSW_OVERFETCH times the chunks wanted, and the
         # scope's filters apply after: a scope under that share of the team would come short.
-        if team_chunks and scope_messages * HNSW_OVERFETCH >= team_chunks:
+        if team_messages and scope_messages * HNSW_OVERFETCH >= team_messages:
             return "team-hnsw"
     return "quantized" if scope_messages <= QUANTIZED_MAX_CHUNKS else "hnsw"
 
 
 def team_overfetch(access: Access, filters: Filters, scope_messages: int) -> float:
-    """How many times the chunks wanted to read from a team's own graph: the team's chunks
+    """How many times the chunks wanted to read from a team's own graph: the team's messages
     per message in scope (a third of the team in scope: 3 times), with a margin for deleted
-    sessions and long messages' extra chunks, so a whole-team search does not walk three
+    sessions and uneven chunks per message, so a whole-team search does not walk three
     times the graph it needs (ef_search follows the fetch). A role filter, which
     the scope's count does not see, gets the full HNSW_OVERFETCH. When the guess comes up
     short, the quantized path runs instead (``candidates``)."""
-    team_chunks = team_indexes.indexed_teams().get(access.team_ids[0], 0)
+    team_messages = team_indexes.indexed_team_messages(access.team_ids[0]) or 0
     if filters.narrows_messages or not scope_messages:
         return HNSW_OVERFETCH
-    share = team_chunks / scope_messages
+    share = team_messages / scope_messages
     return min(HNSW_OVERFETCH, max(1.0, share) * TEAM_OVERFETCH_MARGIN)
 
 
@@ -184,13 +184,15 @@ def _hnsw(
     fetch = math.ceil(chunk_limit * overfetch)
     teams, team_params = team_condition(access, "c")  # a team's own graph, when it has one
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-        cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}")
         # The planner still prefers "team index + sort" for most big teams, which reads every
-        # chunk of the team: make the sort look unaffordable.
-        cursor.execute("SET LOCAL enable_sort = off")
+        # chunk of the team: make the sort look unaffordable. One round trip for the four.
+        cursor.execute(
+            "SET LOCAL hnsw.iterative_scan = relaxed_order;"
+            f" SET LOCAL hnsw.ef_search = {ef_search};"
+            f" SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES};"
+            " SET LOCAL enable_sort = off"
+        )
         cursor.execute(
             "WITH nn AS MATERIALIZED ("
             " SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"

@@ -210,7 +210,14 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
     rows = (
         Message.objects.filter(id__in=message_ids, session__deleted_at__isnull=True)
         .select_related("session", "session__project", "session__project__team")
-        .defer("content", "search_vector", "metadata", "session__embedding", "session__metadata")
+        .defer(
+            "content",
+            "search_vector",
+            "context_vector",
+            "metadata",
+            "session__embedding",
+            "session__metadata",
+        )
     )
     return {m.id: m for m in rows}
 

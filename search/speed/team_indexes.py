@@ -72,12 +72,15 @@ def existing() -> dict[str, tuple[bool, float]]:
         return {name: (valid, entries) for name, valid, entries in cursor.fetchall()}
 
 
-def team_messages() -> dict[int, int]:
-    """Team id → messages, those in the trash too (from the sessions' counts: no scan of the
-    message table)."""
+def team_messages(teams: list[int] | None = None) -> dict[int, int]:
+    """Team id → messages (of ``teams``, or of every team), those in the trash too (from
+    the sessions' counts: no scan of the message table)."""
+    only = " WHERE team_id = ANY(%s)" if teams is not None else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT team_id, sum(message_count) FROM agent_sessions_session GROUP BY team_id"
+            f"SELECT team_id, sum(message_count) FROM agent_sessions_session{only}"
+            " GROUP BY team_id",
+            [teams] if teams is not None else [],
         )
         return {team: int(count) for team, count in cursor.fetchall() if count}
 
@@ -130,7 +133,7 @@ def ensure(*, concurrently: bool = True) -> list[Change]:
     return changes
 
 
-_cache: dict = {"at": -float("inf"), "teams": {}}
+_cache: dict = {"at": -float("inf"), "teams": {}, "messages": {}}
 
 
 def indexed_teams() -> dict[int, int]:
@@ -147,8 +150,17 @@ def indexed_teams() -> dict[int, int]:
                 if prefix == "chunk_hnsw_team_":
                     chunks[int(team)] = max(1, int(entries))
         teams = {t: chunks[t] for t, count in built.items() if count == len(KINDS)}
-        _cache.update(at=now, teams=teams)
+        messages = team_messages(list(teams)) if teams else {}
+        _cache.update(at=now, teams=teams, messages=messages)
     return _cache["teams"]
+
+
+def indexed_team_messages(team_id: int) -> int | None:
+    """Messages of a team with its own indexes (None for another team), read with
+    ``indexed_teams``. A scope's share of such a team is counted in messages, not chunks:
+    a team of long messages has several chunks per message."""
+    indexed_teams()
+    return _cache["messages"].get(team_id)
 
 
 def forget() -> None:
