@@ -65,8 +65,6 @@ SECTIONS_SHARE = 0.5  # of the budget, at most, for other apps' sections beside 
 MESSAGE_SHARE = 0.25  # of the budget, at most, for one message (cut between paragraphs)
 HITS_PER_SESSION = 8  # matches asked of search per session, each a window of messages
 GAP = "…"  # between messages of a session that are not next to each other
-FULL_SESSION_MAX_MESSAGES = 40
-FULL_SHARE = 0.0  # a whole session may take at most this share of the budget (none: see below)
 LINE_TOKENS = 40  # kept free for each session still to come (its heading and one line)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -199,18 +197,13 @@ def _left(max_tokens: int, extra: list[Section], heading: str) -> int:
 
 
 def _session_blocks(ranked: list[SessionHit], budget: int, max_tokens: int) -> list[ContextBlock]:
-    """The sessions' blocks, in ``ranked`` order: the first in full when it may be, the
-    others framed by their summary with the messages ``search/excerpts.py`` chooses, best
-    match first across sessions; a session left without messages gets its summary or one
-    line while the budget lasts."""
+    """The sessions' blocks, in ``ranked`` order: each framed by its summary, with the
+    messages ``search/excerpts.py`` chooses, best match first across sessions; a session
+    left without messages gets its summary or one line while the budget lasts."""
     if budget <= 0 or not ranked:
         return []
     blocks: dict[int, ContextBlock] = {}
-    first = _render(ranked[0], "full", budget)
-    if first is not None and first.tokens <= min(budget, max_tokens * FULL_SHARE):
-        blocks[0] = first
-        budget -= first.tokens
-    rest = [i for i in range(len(ranked)) if i not in blocks]
+    rest = list(range(len(ranked)))
     frames = {i: _frame(ranked[i]) for i in rest}
     matches = sorted(
         ((i, h.message.seq, h.score) for i in rest for h in ranked[i].hits),
@@ -320,40 +313,20 @@ def session_heading(session: Session, relevance: float | None = None) -> str:
 def _framed_block(hit: SessionHit, budget: int) -> ContextBlock | None:
     """A session without messages: its summary, or one line, whichever fits ``budget``."""
     for level in ("summary", "line"):
-        block = _render(hit, level, budget)
+        block = _render(hit, level)
         if block is not None and block.tokens <= budget:
             return block
     return None
 
 
-def _render(hit: SessionHit, level: str, budget: int) -> ContextBlock | None:
-    """The session in ``full`` (cut between paragraphs to ``budget``), as its ``summary``
-    or as one ``line``."""
+def _render(hit: SessionHit, level: str) -> ContextBlock | None:
+    """The session as its ``summary`` (None without one) or as one ``line``."""
     session = hit.session
-    head = session_heading(session, hit.relevance)
-    parts = [head]
-    seqs: list[int] = []
-    if level == "full":
-        if session.message_count > FULL_SESSION_MAX_MESSAGES:
-            return None
-        messages = list(Message.objects.filter(session=session).order_by("seq"))
-        seqs = [m.seq for m in messages]
-        parts.append(_messages_text(messages))
-    elif level == "summary":
-        if not session.summary:
-            return None
-        parts.append(f"Summary: {session.summary}")
-    else:
-        parts.append(_one_line(session))
-    text = "\n\n".join(p for p in parts if p)
-    tokens = tokens_of("\n\n" + text)
-    if tokens > budget and level == "full":
-        # Keep whole paragraphs while they fit (never half a code block).
-        text = fit_paragraphs(text, budget - 1)
-        if not text.startswith(head):
-            return None
-        tokens = tokens_of("\n\n" + text)
-    return ContextBlock(session, hit.relevance, level, text, tokens, seqs)
+    if level == "summary" and not session.summary:
+        return None
+    body = f"Summary: {session.summary}" if level == "summary" else _one_line(session)
+    text = f"{session_heading(session, hit.relevance)}\n\n{body}"
+    return ContextBlock(session, hit.relevance, level, text, tokens_of("\n\n" + text))
 
 
 def _speaker(message: Message) -> str:
