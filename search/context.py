@@ -11,15 +11,16 @@ and written as seed 000's Markdown::
 
     <excerpt>
 
-Compression follows seed 003's levels, richest first for the most relevant (most recent on
-ties): the first session in **full** when that takes at most half the budget, else as its
-summary and **key** messages (the matching messages, each with the one before it — usually
-the question it answers); the following ones as **key** messages too while the budget allows,
-then as **summary**, then as one **line** (title or the summary's first sentence), keeping
-room for a line for each session still to come. Assembly stops at the budget. Messages are
-cut only between paragraphs and never inside a fenced code block. (Seed 003 gives later
-sessions only their summary; giving them their key messages while the budget lasts raised
-the share of LoCoMo's evidence turns in the context: ``bench/locomo.py`` measures it.)
+Compression follows seed 003's levels, per session: its summary and **key** messages, else
+its **summary**, else one **line** (title or the summary's first sentence). Which messages
+are key is decided across sessions (``search/excerpts.py``): each match brings a window (the
+one before it, usually the question it answers, and the one after it), best match first
+wherever it is, a session's frame (heading and summary) paid with its first window; the
+sessions left without messages get their summary or a line while the budget lasts.
+Assembly never goes over the budget. Messages are cut only between paragraphs and never
+inside a fenced code block. (Seed 003 gives the first session in full and later ones only
+their summary; spending the budget on the best matches of every session instead raised the
+share of LoCoMo's evidence turns in the context: ``bench/locomo.py`` measures it.)
 
 Other apps add their own sections (``search/context_sections.py``: memories adds the
 relevant decisions, open findings and preferences). They share the budget: when sessions
@@ -40,7 +41,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from search import context_sections
+from django.db.models import Q
+
+from search import context_sections, excerpts
 from search.context_sections import Section, SectionRequest
 from search.service import (
     SearchRequest,
@@ -59,9 +62,9 @@ DEFAULT_MAX_TOKENS = 4000
 HEADING = "## Relevant Past Discussions"
 LATEST_HEADING = "## Latest Sessions"
 SECTIONS_SHARE = 0.5  # of the budget, at most, for other apps' sections beside sessions
-LEVELS = ("full", "key", "summary", "line")
-FULL_SESSION_MAX_MESSAGES = 40
-FULL_SHARE = 0.5  # a whole session may take at most this share of the budget
+MESSAGE_SHARE = 0.25  # of the budget, at most, for one message (cut between paragraphs)
+HITS_PER_SESSION = 8  # matches asked of search per session, each a window of messages
+GAP = "…"  # between messages of a session that are not next to each other
 LINE_TOKENS = 40  # kept free for each session still to come (its heading and one line)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -118,6 +121,7 @@ def build_context(
             filters=filters,
             limit=max_sessions,
             group_by_session=True,
+            hits_per_session=HITS_PER_SESSION,
             min_relevance=min_relevance,
             include_archived=include_archived,
         ),
@@ -193,18 +197,77 @@ def _left(max_tokens: int, extra: list[Section], heading: str) -> int:
 
 
 def _session_blocks(ranked: list[SessionHit], budget: int, max_tokens: int) -> list[ContextBlock]:
-    blocks: list[ContextBlock] = []
-    if budget <= 0:
-        return blocks
-    for position, hit in enumerate(ranked):
-        later = len(ranked) - position - 1
-        reserve = min(LINE_TOKENS * later, budget // 4)
-        block = _best_block(hit, position, budget - reserve, max_tokens)
+    """The sessions' blocks, in ``ranked`` order: each framed by its summary, with the
+    messages ``search/excerpts.py`` chooses, best match first across sessions; a session
+    left without messages gets its summary or one line while the budget lasts."""
+    if budget <= 0 or not ranked:
+        return []
+    blocks: dict[int, ContextBlock] = {}
+    rest = list(range(len(ranked)))
+    frames = {i: _frame(ranked[i]) for i in rest}
+    matches = sorted(
+        ((i, h.message.seq, h.score) for i in rest for h in ranked[i].hits),
+        key=lambda m: (-m[2], m[0], m[1]),
+    )
+    found = excerpts.windows([(i, seq) for i, seq, _ in matches])
+    shown = _shown_messages(ranked, found, max_tokens)
+    texts = list(shown.items())
+    costs = dict(zip((k for k, _ in texts), count_tokens([t for _, (_, t) in texts]), strict=True))
+    frame_costs = {i: tokens_of("\n\n" + "\n\n".join(frames[i])) for i in rest}
+    chosen = excerpts.allocate(found, costs, frame_costs, budget, tokens_of(GAP))
+    for i in rest:
+        if i in chosen:
+            lines = [shown[(i, seq)] for seq in sorted(chosen[i])]
+            blocks[i] = _key_block(ranked[i], frames[i], lines)
+            budget -= blocks[i].tokens
+    for position, i in enumerate(j for j in rest if j not in chosen):
+        later = sum(1 for j in rest[position + 1 :] if j not in chosen)
+        block = _framed_block(ranked[i], budget - min(LINE_TOKENS * later, budget // 4))
         if block is None:
             break
-        blocks.append(block)
+        blocks[i] = block
         budget -= block.tokens
-    return blocks
+    return [blocks[i] for i in sorted(blocks)]
+
+
+def _frame(hit: SessionHit) -> list[str]:
+    """A key block's heading and summary."""
+    session = hit.session
+    head = session_heading(session, hit.relevance)
+    return [head, f"Summary: {session.summary}"] if session.summary else [head]
+
+
+def _shown_messages(
+    ranked: list[SessionHit], found: list[excerpts.Window], max_tokens: int
+) -> dict[tuple[int, int], tuple[Message, str]]:
+    """(session position, seq) → the message and its text as shown, for every message of
+    ``found``'s windows that exists and has text. A message is cut between paragraphs to at
+    most ``MESSAGE_SHARE`` of the budget, so one huge tool output cannot take it all."""
+    wanted: dict[int, set[int]] = {}
+    for w in found:
+        wanted.setdefault(w.session, set()).update({w.seq, *w.neighbours})
+    position = {ranked[i].session.pk: i for i in wanted}
+    condition = Q(pk__in=[])
+    for i, seqs in wanted.items():
+        condition |= Q(session_id=ranked[i].session.pk, seq__in=sorted(seqs))
+    shown = {}
+    for m in Message.objects.filter(condition):
+        text = _message_line(m, int(max_tokens * MESSAGE_SHARE))
+        if text:
+            shown[(position[m.session_id], m.seq)] = (m, text)
+    return shown
+
+
+def _key_block(hit: SessionHit, frame: list[str], shown: list[tuple[Message, str]]) -> ContextBlock:
+    lines, previous = [], None
+    for m, text in shown:
+        if previous is not None and m.seq != previous + 1:
+            lines.append(GAP)
+        lines.append(text)
+        previous = m.seq
+    text = "\n\n".join([*frame, *lines])
+    seqs = [m.seq for m, _ in shown]
+    return ContextBlock(hit.session, hit.relevance, "key", text, tokens_of("\n\n" + text), seqs)
 
 
 def _latest_block(session: Session, budget: int) -> ContextBlock | None:
@@ -247,58 +310,23 @@ def session_heading(session: Session, relevance: float | None = None) -> str:
     return line
 
 
-def _best_block(hit: SessionHit, position: int, budget: int, max_tokens: int):
-    """The richest level this session may have at its position that fits ``budget``."""
-    for level in LEVELS if position == 0 else LEVELS[1:]:
-        block = _render(hit, level, budget)
-        if block is None or block.tokens > budget:
-            continue
-        if level == "full" and block.tokens > max_tokens * FULL_SHARE:
-            continue
-        return block
+def _framed_block(hit: SessionHit, budget: int) -> ContextBlock | None:
+    """A session without messages: its summary, or one line, whichever fits ``budget``."""
+    for level in ("summary", "line"):
+        block = _render(hit, level)
+        if block is not None and block.tokens <= budget:
+            return block
     return None
 
 
-def _render(hit: SessionHit, level: str, budget: int) -> ContextBlock | None:
+def _render(hit: SessionHit, level: str) -> ContextBlock | None:
+    """The session as its ``summary`` (None without one) or as one ``line``."""
     session = hit.session
-    head = session_heading(session, hit.relevance)
-    parts = [head]
-    seqs: list[int] = []
-    if level == "full":
-        if session.message_count > FULL_SESSION_MAX_MESSAGES:
-            return None
-        messages = list(Message.objects.filter(session=session).order_by("seq"))
-        seqs = [m.seq for m in messages]
-        parts.append(_messages_text(messages))
-    elif level in ("key", "summary"):
-        if session.summary:
-            parts.append(f"Summary: {session.summary}")
-        if level == "key":
-            messages = _key_messages(hit)
-            seqs = [m.seq for m in messages]
-            parts.append(_messages_text(messages, gaps=True))
-    else:
-        parts.append(_one_line(session))
-    text = "\n\n".join(p for p in parts if p)
-    tokens = tokens_of("\n\n" + text)
-    if tokens > budget and level in ("full", "key"):
-        # Keep whole paragraphs while they fit (never half a code block).
-        text = fit_paragraphs(text, budget - 1)
-        if not text.startswith(head):
-            return None
-        tokens = tokens_of("\n\n" + text)
-    return ContextBlock(session, hit.relevance, level, text, tokens, seqs)
-
-
-def _key_messages(hit: SessionHit) -> list[Message]:
-    wanted = set()
-    for h in hit.hits:
-        wanted.update({h.message.seq - 1, h.message.seq})
-    return list(
-        Message.objects.filter(session=hit.session, seq__in=[s for s in wanted if s >= 0]).order_by(
-            "seq"
-        )
-    )
+    if level == "summary" and not session.summary:
+        return None
+    body = f"Summary: {session.summary}" if level == "summary" else _one_line(session)
+    text = f"{session_heading(session, hit.relevance)}\n\n{body}"
+    return ContextBlock(session, hit.relevance, level, text, tokens_of("\n\n" + text))
 
 
 def _speaker(message: Message) -> str:
@@ -314,10 +342,21 @@ def _messages_text(messages: list[Message], *, gaps: bool = False) -> str:
         if not m.content.strip():
             continue
         if gaps and previous is not None and m.seq != previous + 1:
-            lines.append("…")
+            lines.append(GAP)
         lines.append(f"**{_speaker(m)}:** {m.content.strip()}")
         previous = m.seq
     return "\n\n".join(lines)
+
+
+def _message_line(message: Message, max_tokens: int) -> str:
+    """``**<speaker>:** <text>``, the text cut between paragraphs to ``max_tokens``."""
+    content = message.content.strip()
+    if not content:
+        return ""
+    line = f"**{_speaker(message)}:** {content}"
+    if tokens_of(line) <= max_tokens:
+        return line
+    return fit_paragraphs(line, max_tokens)
 
 
 def _one_line(session: Session) -> str:

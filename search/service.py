@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection
 
-from search import aliases, extra_keys, keyword, query_intent, ranking, semantic
+from search import aliases, extra_keys, keyword, query_intent, ranking, semantic, speakers
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
@@ -33,6 +33,7 @@ class SearchRequest:
     limit: int = 10
     min_relevance: float = 0.0
     group_by_session: bool = False
+    hits_per_session: int = HITS_PER_SESSION  # when grouping: a session's best hits kept
     mmr: bool = False
     recency: bool = False
     # Archived sessions' messages are left out unless asked for; they are found by keyword
@@ -132,6 +133,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     ranked = ranking.adjust_for_lifecycle(
         ranked, _lifecycle_states({c.session_id for c in ranked}), recency=request.recency
     )
+    ranked = _speaker_focus(ranked, request.query, {e.speaker for e in named})
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
@@ -139,7 +141,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     ranked = [c for c in ranked if round(c.relevance, 4) >= request.min_relevance]
 
     if request.group_by_session:
-        chosen_groups = ranking.group(ranked, request.limit, HITS_PER_SESSION)
+        chosen_groups = ranking.group(ranked, request.limit, request.hits_per_session)
         chosen = [c for group in chosen_groups for c in group]
     else:
         chosen = ranked[: request.limit]
@@ -199,6 +201,29 @@ def _keyword_side(
         return kquery, {}, []
     matches, idfs = keyword.candidates(kquery, access, filters, pool, documents)
     return kquery, matches, idfs
+
+
+def _speaker_focus(
+    ranked: list[ranking.Candidate], query: str, aliased: set[str]
+) -> list[ranking.Candidate]:
+    """Other authors' candidates lowered when the query names a speaker, by name or by a
+    learned alias (``aliased``: search/aliases.py); the lowered relevance is the one shown,
+    so the order stays the score's (search/speakers.py)."""
+    if not ranked or speakers.OTHERS_FACTOR == 1.0:
+        return ranked
+    rows = Message.objects.filter(id__in=[c.message_id for c in ranked]).values_list(
+        "id", "author", "role"
+    )
+    authors = {pk: author for pk, author, role in rows if author and role != "tool"}
+    named = speakers.named(query, set(authors.values())) | (aliased & set(authors.values()))
+    if not named:
+        return ranked
+    focused = speakers.focus(
+        ranked, lambda c: c.relevance, lambda c: authors.get(c.message_id), named
+    )
+    for c, score in focused:
+        c.relevance = score
+    return [c for c, _ in focused]
 
 
 def _load_messages(message_ids: list[int]) -> dict[int, Message]:
