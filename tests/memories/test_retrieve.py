@@ -57,18 +57,19 @@ def test_keyword_and_meaning_fuse_and_relevance_is_message_search_s(project, mem
     hits = search_memories(access_of(project), query, limit=5)
     top = hits[0]
     assert top.memory == memories["leak"]
-    # Relevance is message search's hybrid measure of the same cosine and coverage.
+    # Relevance is message search's measure of the same cosine and keyword match (the best
+    # keyword match holds every word).
     similarity = 1 - float(
         Memory.objects.filter(pk=top.memory.pk)
         .annotate(d=semantic_distance(query))
         .values_list("d", flat=True)[0]
     )
-    expected = ranking.relevance(
-        ranking.Candidate(0, similarity=similarity, coverage=1.0), "hybrid"
-    )
+    best = ranking.Candidate(0, similarity=similarity, coverage=1.0, keyword_score=1.0)
+    expected = ranking.as_relevance(ranking.match_strength(best, "hybrid", 1.0))
     assert top.relevance == pytest.approx(expected, abs=1e-3)
     keyword_only = search_memories(access_of(project), query, mode="keyword", limit=5)
-    assert keyword_only[0].relevance == pytest.approx(1.0)
+    full_words = ranking.as_relevance(ranking.match_strength(best, "keyword", 1.0))
+    assert keyword_only[0].relevance == pytest.approx(full_words, abs=1e-3)
     assert set(ids(keyword_only)) == {memories["leak"].pk}
 
 
