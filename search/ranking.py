@@ -111,7 +111,7 @@ def semantic_relevance(similarity: float | None) -> float:
 
 
 def relevance(candidate: Candidate, mode: str) -> float:
-    """Memory search's relevance: ``semantic + (1 − semantic)·KEYWORD_LIFT·coverage``, the
+    """The relevance shown beside the fusion: ``semantic + (1 − semantic)·KEYWORD_LIFT·coverage``, the
     cosine mapped linearly from ``SIMILARITY_FLOOR`` (→ 0) to ``SIMILARITY_CEIL`` (→ 1)."""
     semantic = semantic_relevance(candidate.similarity)
     if mode == "semantic":
@@ -122,8 +122,8 @@ def relevance(candidate: Candidate, mode: str) -> float:
 
 
 def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
-    """Memory search's order, reciprocal-rank fusion: sets ``fused`` and ``relevance``;
-    returns the candidates best first."""
+    """The fusion the one score replaced (``bench/score_order.py`` compares them): sets
+    ``fused`` and ``relevance``; returns the candidates best first."""
     for c in candidates:
         fused = 0.0
         if c.rank_vector is not None and mode != "keyword":
