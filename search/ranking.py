@@ -111,8 +111,9 @@ def semantic_relevance(similarity: float | None) -> float:
 
 
 def relevance(candidate: Candidate, mode: str) -> float:
-    """The relevance shown beside the fusion: ``semantic + (1 − semantic)·KEYWORD_LIFT·coverage``, the
-    cosine mapped linearly from ``SIMILARITY_FLOOR`` (→ 0) to ``SIMILARITY_CEIL`` (→ 1)."""
+    """The relevance shown beside the fusion:
+    ``semantic + (1 − semantic)·KEYWORD_LIFT·coverage``, the cosine mapped linearly from
+    ``SIMILARITY_FLOOR`` (→ 0) to ``SIMILARITY_CEIL`` (→ 1)."""
     semantic = semantic_relevance(candidate.similarity)
     if mode == "semantic":
         return semantic
