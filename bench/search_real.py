@@ -337,7 +337,7 @@ def shape(lengths: list[int]) -> dict:
 
 def prepare(folder: Path, names: list[str]) -> tuple[dict, dict]:
     """Projects and clients of the sets, and the data unless ``folder`` holds it."""
-    from bench.locomo import run_pipeline
+    from bench.retrieval_api import run_pipeline
     from sessions.models import Message, MessageChunk, Session
 
     marker = folder / MARKER
