@@ -101,6 +101,7 @@ class Candidate:
     fused: float = 0.0
     relevance: float = 0.0
     kind: str = "prose"  # sessions.models.MessageKind
+    author: str = ""  # who wrote it; "" for tool messages (never a named speaker)
 
 
 def semantic_relevance(similarity: float | None) -> float:

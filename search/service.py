@@ -128,7 +128,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
 
     # Both sides say which session a message is in; a session deleted since is dropped when
     # the chosen messages are loaded.
-    intent = _noise_kinds(candidates, query_intent.intent_of(request.query))
+    intent = _kinds_and_authors(candidates, query_intent.intent_of(request.query))
     ranked = ranking.score(list(candidates.values()), mode, intent)
     ranked = ranking.adjust_for_lifecycle(
         ranked, _lifecycle_states({c.session_id for c in ranked}), recency=request.recency
@@ -211,16 +211,11 @@ def _speaker_focus(
     so the order stays the score's (search/speakers.py)."""
     if not ranked or speakers.OTHERS_FACTOR == 1.0:
         return ranked
-    rows = Message.objects.filter(id__in=[c.message_id for c in ranked]).values_list(
-        "id", "author", "role"
-    )
-    authors = {pk: author for pk, author, role in rows if author and role != "tool"}
-    named = speakers.named(query, set(authors.values())) | (aliased & set(authors.values()))
+    authors = {c.author for c in ranked if c.author}
+    named = speakers.named(query, authors) | (aliased & authors)
     if not named:
         return ranked
-    focused = speakers.focus(
-        ranked, lambda c: c.relevance, lambda c: authors.get(c.message_id), named
-    )
+    focused = speakers.focus(ranked, lambda c: c.relevance, lambda c: c.author, named)
     for c, score in focused:
         c.relevance = score
     return [c for c, _ in focused]
@@ -242,25 +237,27 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
     return {m.id: m for m in rows}
 
 
-def _noise_kinds(
+def _kinds_and_authors(
     candidates: dict[int, ranking.Candidate], intent: query_intent.QueryIntent
 ) -> query_intent.QueryIntent:
-    """Set the candidates that are not prose to their kind (one query, on the primary key),
-    and return ``intent``, asking for output too when a quoted phrase of the question
-    occurs in one of them."""
+    """Set each candidate's kind and author (one query, on the primary key), and return
+    ``intent``, asking for output too when a quoted phrase of the question occurs in a
+    candidate that is tool output or a console line."""
     if not candidates:
         return intent
     phrases = [p.lower() for p in intent.quoted] if not intent.wants_output else []
     quoted_sql = " OR ".join("strpos(lower(content), %s) > 0" for _ in phrases) or "false"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, kind, kind IN ('tool_output', 'console') AND ({quoted_sql})"
-            " FROM agent_sessions_message WHERE id = ANY(%s) AND kind <> 'prose'",
+            "SELECT id, kind, CASE WHEN role = 'tool' THEN '' ELSE author END,"
+            f" kind IN ('tool_output', 'console') AND ({quoted_sql})"
+            " FROM agent_sessions_message WHERE id = ANY(%s)",
             [*phrases, list(candidates)],
         )
         quoted_in_output = False
-        for message_id, kind, holds_phrase in cursor.fetchall():
+        for message_id, kind, author, holds_phrase in cursor.fetchall():
             candidates[message_id].kind = kind
+            candidates[message_id].author = author
             quoted_in_output = quoted_in_output or holds_phrase
     return replace(intent, wants_output=True) if quoted_in_output else intent
 

@@ -137,13 +137,13 @@ def test_min_relevance_keeps_what_is_shown_at_or_above_it(project, noisy):
 def test_a_quoted_phrase_asks_for_output_only_when_output_holds_it(noisy):
     from search import ranking
     from search.query_intent import intent_of
-    from search.service import _noise_kinds
+    from search.service import _kinds_and_authors
 
     messages = dict(Message.objects.filter(session=noisy).values_list("seq", "id"))
 
     def asked(query):
         candidates = {i: ranking.Candidate(i, session_id=noisy.pk) for i in messages.values()}
-        intent = _noise_kinds(candidates, intent_of(query))
+        intent = _kinds_and_authors(candidates, intent_of(query))
         return intent, {seq: candidates[i].kind for seq, i in messages.items()}
 
     found, kinds = asked('where did we see "using 1024 TOKENS"')
