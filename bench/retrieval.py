@@ -175,7 +175,9 @@ class LocomoSet(CapturedSet):
         if args.no_context:
             return
         for budget in CONTEXT_BUDGETS:
-            recalls, tokens = api.context_recall(client, unit.questions, unit.texts, budget)
+            recalls, tokens = api.context_recall(
+                client, unit.questions, unit.texts, budget, args.context_sessions
+            )
             extra.setdefault(budget, []).extend(zip(recalls, tokens, strict=True))
 
     def finish(self, extra: dict) -> dict:
@@ -326,6 +328,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results here as JSON")
     parser.add_argument("--no-baselines", action="store_true", help="memoryapp only")
     parser.add_argument("--no-context", action="store_true", help="skip LoCoMo's context recall")
+    parser.add_argument(
+        "--context-sessions",
+        type=int,
+        default=api.CONTEXT_SESSIONS,
+        help="max_sessions asked of the context endpoint (1-20)",
+    )
     parser.add_argument(
         "--coding-questions", type=Path, default=CODING_QUESTIONS, help="the coding question set"
     )

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 DEPTH = 20  # messages asked of search per question
+CONTEXT_SESSIONS = 10  # sessions asked of the context endpoint, at most
 
 
 def project_client(team: str, project: str):
@@ -123,14 +124,21 @@ def search_rankings(
     return rankings, latencies
 
 
-def context_recall(client, questions, texts: dict[str, str], budget: int):
+def context_recall(
+    client, questions, texts: dict[str, str], budget: int, sessions: int = CONTEXT_SESSIONS
+):
     """Per question: the share of its gold messages whose text is in the context Markdown at
-    ``budget`` tokens, and the tokens the context used."""
+    ``budget`` tokens (from at most ``sessions`` sessions), and the tokens the context used."""
     recalls, tokens = [], []
     for question in questions:
         response = client.post(
             "/api/v1/context",
-            {"query": question.text, "max_tokens": budget, "max_sessions": 10, "min_relevance": 0},
+            {
+                "query": question.text,
+                "max_tokens": budget,
+                "max_sessions": sessions,
+                "min_relevance": 0,
+            },
             format="json",
         )
         body = response.json()

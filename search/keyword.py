@@ -59,6 +59,21 @@ SYMBOL_SCAN_MESSAGES = 20_000
 DOCUMENT = "(setweight(m.search_vector, 'A') || coalesce(m.context_vector, ''::tsvector))"
 CONTEXT_WEIGHT = 0.75
 WEIGHTS = f"'{{{CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"  # ts_rank's {D, C, B, A}
+# How a rare word's pool is read: from its GIN bitmap only. Any other plan (walking the team's
+# index, the table, each session's messages, or a bitmap of the team's messages) tests
+# messages' words one by one until it has POOL_PER_TERM matches, reading each long message's
+# tsvector out of TOAST. The planner prices that test at cpu_operator_cost, a hundredth of
+# what it costs here (bench/search_real.py shows the plans), so the other plans are turned
+# off and the operator's price raised. The GIN bitmap reads no tsvector: a plain lexeme needs
+# no recheck. The pools are an array (an init plan), so the ranking around them fetches its
+# rows by id (a bitmap on the primary key) under the same settings. A common word's pool keeps
+# the planner's choice: its matches are dense, so a walk stops early.
+BITMAP_PLAN = {
+    "enable_indexscan": "off",
+    "enable_seqscan": "off",
+    "enable_nestloop": "off",
+    "cpu_operator_cost": "0.25",
+}
 # Quotes and a leading minus make a query strict; a bare "or" does not: "did we pick A or B?"
 # is a question, and a plain query already matches any of its words.
 _OPERATORS = re.compile(r'"|(?:^|\s)-\w')
@@ -325,21 +340,17 @@ def _rank_pools(
     score, coverage, score_params = _score_sql(query, _literal(idfs))
     sql = (
         f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"
-        f" FROM agent_sessions_message m WHERE m.id IN ({pools}))"
+        f" FROM agent_sessions_message m WHERE m.id = ANY(ARRAY({pools})))"
         f" SELECT d.id, {score} AS score, {coverage} AS coverage, d.session_id FROM d"
         " ORDER BY score DESC, d.id LIMIT %s"
     )
     with transaction.atomic(), connection.cursor() as cursor:
         if bitmaps_only:
-            # A rare word's pool comes from its GIN bitmap. Otherwise the planner may walk
-            # the team's index and test every message's words, reading each long message's
-            # tsvector out of TOAST, a cost it does not see (bench/search_real.py). A common
-            # word's pool keeps that plan: it stops after POOL_PER_TERM matches.
-            cursor.execute("SET LOCAL enable_indexscan = off")
+            cursor.execute("; ".join(f"SET LOCAL {name} = {v}" for name, v in BITMAP_PLAN.items()))
         cursor.execute(sql, [*pool_params, *score_params, limit])
         rows = cursor.fetchall()
-        if bitmaps_only:
-            cursor.execute("RESET enable_indexscan")  # the caller's transaction goes on
+        if bitmaps_only:  # the caller's transaction goes on
+            cursor.execute("; ".join(f"RESET {name}" for name in BITMAP_PLAN))
     return {row[0]: KeywordScore(*row[1:]) for row in rows}
 
 
