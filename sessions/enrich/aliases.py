@@ -24,7 +24,9 @@ the difference to what the session had contributed, in the transaction that adva
 session's enrichment. A session enriched again from scratch (after a compaction or a removal)
 replaces its contribution, so nothing is counted twice. Two sessions of one project enriching
 at once add to the same rows through one ``INSERT … ON CONFLICT DO UPDATE``, rows in a fixed
-order so the two never deadlock.
+order so the two never deadlock. Only sessions outside the trash count: moving one to the
+trash takes its contribution back, restoring it gives it back, and an enrichment step of a
+session in the trash changes its metadata only.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from django.db import connection
 from django.db.models import F
 from django.db.models.functions import Greatest
 
-from sessions.models import MessageRole, SpeakerAlias
+from sessions.models import MessageRole, Session, SpeakerAlias
 
 METADATA_KEY = "speaker_aliases"
 STRONG, WEAK = 2, 1
@@ -318,6 +320,23 @@ def learn(session, new: list, *, from_scratch: bool) -> AliasUpdate:
             changes.append((after.get(key) or before[key], delta))
     contribution = [[f.alias, f.speaker, f.is_agent, f.source, f.weight] for f in after.values()]
     return AliasUpdate(contribution, changes)
+
+
+def withdraw(session) -> None:
+    """Take a session's contribution out of its project's aliases: it went to the trash.
+    Called in the transaction that moved it, under its row lock; the contribution stays in
+    its metadata for ``give_back``."""
+    _take_back(session, [(f, f.weight) for f in _contribution(_metadata_of(session)).values()])
+
+
+def give_back(session) -> None:
+    """Put a restored session's contribution back (the transaction that restored it)."""
+    _upsert(session, [(f, f.weight) for f in _contribution(_metadata_of(session)).values()])
+
+
+def _metadata_of(session) -> dict:
+    # Read under the caller's lock: an enrichment that committed just before changed it.
+    return Session.objects.filter(pk=session.pk).values_list("metadata", flat=True).first() or {}
 
 
 def _with_weight(found: Found, weight: int) -> Found:

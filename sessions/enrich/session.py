@@ -74,21 +74,22 @@ def enrich_session(session: Session) -> None:
         # The summary was rewritten (anonymised): its vector is made again.
         fields.update(embedding=embed([session.summary])[0], embedding_model=model_name())
     with transaction.atomic():
-        through = (
+        locked = (
             Session.objects.filter(pk=session.pk)
             .select_for_update(no_key=True)
-            .values_list("enriched_through_seq", flat=True)
+            .values_list("enriched_through_seq", "deleted_at")
             .first()
         )
-        if through is None:
+        if locked is None:
             logger.info("session %s was purged while being enriched", session.public_id)
             return
+        through, deleted_at = locked
         if _overtaken(session, through, new):
             logger.info("session %s was compacted or lost a message meanwhile", session.public_id)
             return  # left pending: enriched again, from scratch, from the text as it is now
         Entity.objects.bulk_create(to_create, batch_size=500)
         Entity.objects.bulk_update(to_update, ["count"], batch_size=500)
-        if learned:
+        if learned and deleted_at is None:  # a session in the trash counts for no alias
             learned.save(session)
         # Read under the lock: a capture that committed meanwhile left more to do.
         through = new[-1].seq if new else session.enriched_through_seq

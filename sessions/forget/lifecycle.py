@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, QuerySet, Value
 from django.utils import timezone
 
+from sessions.enrich import aliases
 from sessions.forget.records import last_actor, note_purged, note_restored, record_deletion
 from sessions.models import DeletionScope, Session
 
@@ -65,6 +66,8 @@ def soft_delete(session: Session, *, by=None, reason: str = "", record: bool = T
         session.refresh_from_db(
             fields=["deleted_at", "deleted_by", "delete_reason", "message_count", "size_bytes"]
         )
+        if changed:
+            aliases.withdraw(session)
         if changed and record:
             record_deletion([session], DeletionScope.SESSION, by=by, reason=reason)
     if not changed:
@@ -85,6 +88,7 @@ def restore(session: Session) -> Session:
             deleted_at=None, deleted_by=None, delete_reason="", updated_at=timezone.now()
         )
         if changed:
+            aliases.give_back(session)
             note_restored([session.public_id])
     if not changed:
         raise LifecycleConflict(f"session {session.public_id} is not in the trash", ALIVE_STATE)

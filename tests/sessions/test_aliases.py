@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
@@ -252,3 +252,67 @@ def test_two_sessions_of_a_project_learning_at_once_add_up_without_deadlock():
     alone = ProjectFactory()
     chat(alone, TWO_FRIENDS)
     assert learned(project, usable=False) == {k: 2 * v for k, v in learned(alone, False).items()}
+
+
+def test_a_session_in_the_trash_counts_for_no_alias_until_it_is_restored(user):
+    from sessions.forget.lifecycle import restore, soft_delete
+
+    project = ProjectFactory()
+    kept = chat(project, TWO_FRIENDS)
+    trashed = chat(project, TWO_FRIENDS)
+    one_session = {k: v // 2 for k, v in learned(project, usable=False).items()}
+    # An append not yet enriched when the session goes to the trash is enriched there: its
+    # metadata changes, the project's aliases do not; restoring gives back all it holds.
+    append_messages(trashed, [ParsedMessage(role="user", author="rsmith", content="Bye Kate!")])
+    soft_delete(trashed, by=user)
+    assert learned(project, usable=False) == one_session
+    enrich(Session.objects.get(pk=trashed.pk))
+    assert learned(project, usable=False) == one_session
+    restore(Session.objects.get(pk=trashed.pk))
+    after = learned(project, usable=False)
+    assert after[("kate", "katherine.s")] == 2 * one_session[("kate", "katherine.s")] + (
+        aliases.STRONG
+    )
+    assert kept.deleted_at is None
+
+
+STEPS = st.lists(
+    st.tuples(st.sampled_from(["append", "enrich", "trash", "restore"]), st.integers(0, 1)),
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=STEPS)
+def test_aliases_always_add_up_the_contributions_of_the_sessions_outside_the_trash(user, steps):
+    """Whatever the order of appends, enrichments, deletions and restores, a project's
+    evidence is the sum of what its sessions outside the trash contributed."""
+    from sessions.capture.service import CaptureError
+    from sessions.forget.lifecycle import LifecycleConflict, restore, soft_delete
+
+    project = ProjectFactory()
+    sessions = [chat(project, TWO_FRIENDS[:2]), chat(project, TWO_FRIENDS[:2])]
+    for action, which in steps:
+        session = Session.objects.get(pk=sessions[which].pk)
+        try:
+            if action == "append":
+                line = ParsedMessage(role="user", author="rsmith", content="Thanks, Kate!")
+                append_messages(session, [line])
+            elif action == "enrich":
+                enrich(session)
+            elif action == "trash":
+                soft_delete(session, by=user)
+            else:
+                restore(session)
+        except (LifecycleConflict, CaptureError):
+            pass  # already in that state, or an append to the trash: nothing changes
+    expected = {}
+    for session in Session.objects.filter(pk__in=[s.pk for s in sessions], deleted_at=None):
+        for alias, speaker, _agent, _source, weight in session.metadata.get(
+            aliases.METADATA_KEY, []
+        ):
+            key = (alias.lower(), speaker)
+            expected[key] = expected.get(key, 0) + weight
+    assert {k: v for k, v in learned(project, usable=False).items() if v} == expected
