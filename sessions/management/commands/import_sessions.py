@@ -47,7 +47,14 @@ class Command(BaseCommand):
 
         explicit = {p.resolve() for p in paths}
         rows = []
-        totals = {"sessions": 0, "messages": 0, "duplicates": 0, "failed": 0, "skipped": 0}
+        totals = {
+            "sessions": 0,
+            "messages": 0,
+            "duplicates": 0,
+            "failed": 0,
+            "skipped": 0,
+            "unknown": 0,
+        }
         started = time.perf_counter()
         with Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -75,7 +82,8 @@ class Command(BaseCommand):
         console.print(
             f"{len(files)} file(s): {totals['sessions']} session(s) with new messages, "
             f"{totals['messages']} new message(s), {totals['duplicates']} duplicate message(s) "
-            f"skipped, {totals['skipped']} file(s) not transcripts, {totals['failed']} failed — "
+            f"skipped, {totals['unknown']} unknown record(s) skipped, "
+            f"{totals['skipped']} file(s) not transcripts, {totals['failed']} failed — "
             f"{elapsed:.1f} s ({rate:,.0f} messages/s)"
         )
         if totals["failed"]:
@@ -111,4 +119,7 @@ class Command(BaseCommand):
         result = "[green]imported" if added else "[yellow]duplicate"
         ids = ", ".join(r.session.public_id for r in results[:3])
         more = f" (+{len(results) - 3} more)" if len(results) > 3 else ""
-        return (str(path), result, str(len(results)), str(added), str(duplicates), ids + more)
+        totals["unknown"] += parsed.skipped_total
+        unknown = "; skipped " + ", ".join(f"{r}: {n}" for r, n in parsed.skipped.items())
+        detail = ids + more + (unknown if parsed.skipped else "")
+        return (str(path), result, str(len(results)), str(added), str(duplicates), detail)
