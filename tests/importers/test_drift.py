@@ -56,6 +56,9 @@ FILES: list[tuple[str, str, Callable[[], bytes], str, tuple[str, ...]]] = [
      ("reward", "info", "trial")),
     ("chatgpt", "conversations", lambda: _read(FIXTURES / "chatgpt_conversations.json"),
      "chatgpt", ("update_time", "weight", "end_turn", "status", "metadata")),
+    ("anthropic_managed_agent", "managed-agent",
+     lambda: _read(FIXTURES / "managed_agent" / "session-events.jsonl"), "line",
+     ("kind", "tool", "time", "evaluated_permission", "model_usage", "stop_reason", "is_error")),
     ("ndjson_events", "chainlit", lambda: NDJSON.encode(), "", ("source", "person_id")),
 ]  # fmt: skip
 IDS = [f"{name}-{label}" for name, label, *_ in FILES]
@@ -101,6 +104,9 @@ def _unknown_record(fmt: str, name: str, extra: dict[str, Any]) -> dict[str, Any
         return {**extra, "type": name, "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z"}
     if fmt == "codex":
         return {"timestamp": "2026-01-01T00:00:00Z", "type": name, "payload": extra}
+    if fmt == "anthropic_managed_agent":
+        raw = {**extra, "id": "sevt_zz", "type": f"agent.{name}", "processed_at": "2026-05-04"}
+        return {"role": "agent", "kind": name, "time": "2026-05-04T00:00:00Z", "raw": raw}
     return {**extra, "role": name, "content": "a record of a role the format does not know"}
 
 
@@ -109,6 +115,7 @@ def _reason(fmt: str, name: str) -> str:
         "claude_code": f"unknown record type '{name}'",
         "codex": f"unknown record type '{name}'",
         "chatgpt": f"unknown author role '{name}'",
+        "anthropic_managed_agent": f"unknown event type 'agent.{name}'",
     }.get(fmt, f"unknown role '{name}'")
 
 

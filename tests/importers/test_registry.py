@@ -21,6 +21,7 @@ def test_registry_names_match_detection_and_brief():
             "chatgpt",
             "openai_chat",
             "anthropic_session",
+            "anthropic_managed_agent",
             "bmad_session",
             "ndjson_events",
             "conversation_md",

@@ -24,6 +24,7 @@ from .claude_code import parse_claude_code
 from .codex import parse_codex
 from .conversation_md import parse_conversation_md
 from .detect import FORMAT_NAMES, detect_format, supported_formats
+from .managed_agent import parse_managed_agent
 from .ndjson_events import parse_events, parse_ndjson_events
 from .openai_chat import parse_openai_chat
 from .plain_text import parse_plain_text, preprocess_conversation
@@ -37,6 +38,7 @@ FORMATS: dict[str, Parser] = {
     "chatgpt": parse_chatgpt,
     "openai_chat": parse_openai_chat,
     "anthropic_session": parse_anthropic_session,
+    "anthropic_managed_agent": parse_managed_agent,
     "bmad_session": parse_bmad_session,
     "ndjson_events": parse_ndjson_events,
     "conversation_md": parse_conversation_md,

@@ -16,6 +16,7 @@ from ._json import tag
 from ._text import decode_text, split_lines
 from .base import ImportFormatError
 from .bmad_session import is_bmad_archive
+from .managed_agent import is_event
 
 FORMAT_NAMES = (
     "claude_code",
@@ -24,6 +25,7 @@ FORMAT_NAMES = (
     "chatgpt",
     "openai_chat",
     "anthropic_session",
+    "anthropic_managed_agent",
     "bmad_session",
     "ndjson_events",
     "conversation_md",
@@ -36,6 +38,7 @@ _DESCRIPTIONS = {
     "chatgpt": "ChatGPT export conversations.json",
     "openai_chat": "OpenAI chat-completions messages JSON",
     "anthropic_session": "Anthropic session folder (zip or transcript.jsonl)",
+    "anthropic_managed_agent": "Claude Managed Agents session event log (JSONL or JSON)",
     "bmad_session": "BMAD session folders, zipped (conversation.md, metadata.yaml, memory files)",
     "ndjson_events": "NDJSON chat events",
     "conversation_md": "conversation.md with '## Turn' headings",
@@ -75,6 +78,12 @@ def _unknown(reason: str) -> ImportFormatError:
 def _record_format(obj: dict[str, Any]) -> str | None:
     """The format a single JSON object (a JSONL record or a lone document) belongs to."""
     kind = tag(obj)
+    if is_event(obj) or (
+        isinstance(obj.get("data"), list)
+        and obj["data"]
+        and all(isinstance(e, dict) and is_event(e) for e in obj["data"][:5])
+    ):
+        return "anthropic_managed_agent"
     if kind in _CODEX_TYPES and isinstance(obj.get("payload"), dict):
         return "codex"
     if "record_type" in obj or ("instructions" in obj and "id" in obj and "timestamp" in obj):
@@ -153,7 +162,14 @@ def _jsonl(text: str) -> str | None:
         found = _record_format(obj)
         if found:
             votes[found] = votes.get(found, 0) + 1
-    for name in ("codex", "claude_code", "ndjson_events", "chatgpt", "openai_chat"):
+    for name in (
+        "codex",
+        "claude_code",
+        "anthropic_managed_agent",
+        "ndjson_events",
+        "chatgpt",
+        "openai_chat",
+    ):
         if votes.get(name):
             return name
     if votes.get("anthropic_or_openai"):
