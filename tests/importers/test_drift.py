@@ -59,6 +59,14 @@ FILES: list[tuple[str, str, Callable[[], bytes], str, tuple[str, ...]]] = [
     ("anthropic_managed_agent", "managed-agent",
      lambda: _read(FIXTURES / "managed_agent" / "session-events.jsonl"), "line",
      ("kind", "tool", "time", "evaluated_permission", "model_usage", "stop_reason", "is_error")),
+    ("gemini_cli", "chat-recording",
+     lambda: _read(FIXTURES / "gemini_cli" / "session-2025-10-18T14-57-f3c1e2d4.json"),
+     "gemini", ("projectHash", "lastUpdated", "thoughts", "tokens", "model", "displayName",
+                "description", "resultDisplay")),
+    ("opencode", "export",
+     lambda: _read(FIXTURES / "opencode" / "ses_6b1f0c2a3ffeQ9tWmZ4kV8nR2d.json"), "opencode",
+     ("slug", "version", "projectID", "directory", "cost", "tokens", "metadata", "title",
+      "snapshot", "providerID", "mode", "path")),
     ("ndjson_events", "chainlit", lambda: NDJSON.encode(), "", ("source", "person_id")),
 ]  # fmt: skip
 IDS = [f"{name}-{label}" for name, label, *_ in FILES]
@@ -85,15 +93,18 @@ def _messages(data: bytes, fmt: str) -> list[tuple]:
     ]
 
 
+_DOCUMENTS = ("openai_chat", "chatgpt", "gemini_cli", "opencode")
+
+
 def _load(data: bytes, fmt: str) -> Any:
     text = data.decode("utf-8")
-    if fmt in ("openai_chat", "chatgpt"):
+    if fmt in _DOCUMENTS:
         return json.loads(text)
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def _dump(document: Any, fmt: str) -> bytes:
-    if fmt in ("openai_chat", "chatgpt"):
+    if fmt in _DOCUMENTS:
         return json.dumps(document).encode()
     return "\n".join(json.dumps(line) for line in document).encode()
 
@@ -116,6 +127,8 @@ def _reason(fmt: str, name: str) -> str:
         "codex": f"unknown record type '{name}'",
         "chatgpt": f"unknown author role '{name}'",
         "anthropic_managed_agent": f"unknown event type 'agent.{name}'",
+        "gemini_cli": f"unknown message type '{name}'",
+        "opencode": f"unknown part type '{name}'",
     }.get(fmt, f"unknown role '{name}'")
 
 
@@ -164,6 +177,13 @@ def test_unknown_records_are_skipped_and_counted(fmt, label, read, where, option
         elif where == "openai":
             traj = data.draw(st.sampled_from(document))["traj"]
             traj.insert(data.draw(st.integers(0, len(traj))), _unknown_record(fmt, name, extra))
+        elif where == "gemini":
+            records = document["messages"]
+            record = {**extra, "id": f"zz-{len(records)}", "type": name, "content": "new"}
+            records.insert(data.draw(st.integers(0, len(records))), record)
+        elif where == "opencode":
+            parts = data.draw(st.sampled_from(document["messages"]))["parts"]
+            parts.insert(data.draw(st.integers(0, len(parts))), {**extra, "type": name})
         else:
             _insert_chatgpt_node(document, data, name)
     before = parse(original, format=fmt).skipped  # a fixture may hold unknown records itself
@@ -205,7 +225,7 @@ def _envelopes(record: Any, depth: int = 2) -> list[dict]:
 def test_new_fields_change_nothing(fmt, label, read, where, optional, data):
     original = read()
     document = _load(original, fmt)
-    depth = 4 if fmt in ("openai_chat", "chatgpt") else 2
+    depth = 4 if fmt in _DOCUMENTS else 2
     targets = _envelopes(document, depth)
     for _ in range(data.draw(st.integers(1, 8), label="fields")):
         target = data.draw(st.sampled_from(targets))

@@ -26,6 +26,9 @@ def test_registry_names_match_detection_and_brief():
             "ndjson_events",
             "conversation_md",
             "plain_text",
+            "gemini_cli",
+            "cursor",
+            "opencode",
         )
     )
     for name, parser in FORMATS.items():

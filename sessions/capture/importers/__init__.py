@@ -23,10 +23,13 @@ from .chatgpt import parse_chatgpt
 from .claude_code import parse_claude_code
 from .codex import parse_codex
 from .conversation_md import parse_conversation_md
+from .cursor import parse_cursor
 from .detect import FORMAT_NAMES, detect_format, supported_formats
+from .gemini_cli import parse_gemini_cli
 from .managed_agent import parse_managed_agent
 from .ndjson_events import parse_events, parse_ndjson_events
 from .openai_chat import parse_openai_chat
+from .opencode import parse_opencode
 from .plain_text import parse_plain_text, preprocess_conversation
 
 Parser = Callable[..., list[ParsedSession]]
@@ -43,6 +46,9 @@ FORMATS: dict[str, Parser] = {
     "ndjson_events": parse_ndjson_events,
     "conversation_md": parse_conversation_md,
     "plain_text": parse_plain_text,
+    "gemini_cli": parse_gemini_cli,
+    "cursor": parse_cursor,
+    "opencode": parse_opencode,
 }
 
 

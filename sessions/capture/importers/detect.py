@@ -16,7 +16,10 @@ from ._json import tag
 from ._text import decode_text, split_lines
 from .base import ImportFormatError
 from .bmad_session import is_bmad_archive
+from .cursor import is_cursor_export
+from .gemini_cli import is_chat_record, is_checkpoint_entry
 from .managed_agent import is_event
+from .opencode import is_opencode_export, is_opencode_message
 
 FORMAT_NAMES = (
     "claude_code",
@@ -30,6 +33,9 @@ FORMAT_NAMES = (
     "ndjson_events",
     "conversation_md",
     "plain_text",
+    "gemini_cli",
+    "cursor",
+    "opencode",
 )
 _DESCRIPTIONS = {
     "claude_code": "Claude Code session JSONL",
@@ -43,6 +49,9 @@ _DESCRIPTIONS = {
     "ndjson_events": "NDJSON chat events",
     "conversation_md": "conversation.md with '## Turn' headings",
     "plain_text": "plain text 'User: ... / Assistant: ...'",
+    "gemini_cli": "Gemini CLI chat recording (chats/session-*.json/.jsonl) or checkpoint",
+    "cursor": "Cursor chat exported as Markdown",
+    "opencode": "OpenCode session export (opencode export)",
 }
 _CLAUDE_TYPES = {
     "summary",
@@ -84,6 +93,10 @@ def _record_format(obj: dict[str, Any]) -> str | None:
         and all(isinstance(e, dict) and is_event(e) for e in obj["data"][:5])
     ):
         return "anthropic_managed_agent"
+    if is_chat_record(obj) or is_checkpoint_entry(obj) or (kind == "gemini" and "content" in obj):
+        return "gemini_cli"  # before Claude Code, whose records carry a 'sessionId' too
+    if is_opencode_export(obj) or is_opencode_message(obj):
+        return "opencode"
     if kind in _CODEX_TYPES and isinstance(obj.get("payload"), dict):
         return "codex"
     if "record_type" in obj or ("instructions" in obj and "id" in obj and "timestamp" in obj):
@@ -164,6 +177,7 @@ def _jsonl(text: str) -> str | None:
             votes[found] = votes.get(found, 0) + 1
     for name in (
         "codex",
+        "gemini_cli",
         "claude_code",
         "anthropic_managed_agent",
         "ndjson_events",
@@ -179,6 +193,8 @@ def _jsonl(text: str) -> str | None:
 
 def _text(text: str, filename: str) -> str | None:
     head = text[:_SNIFF_CHARS]
+    if is_cursor_export(head):
+        return "cursor"
     if _AIDER.search(head) or filename.endswith("chat.history.md"):
         return "aider"
     if _TURN.search(head) and _SPEAKER_LINE.search(head):
