@@ -339,7 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="read a Claude Code hook's JSON from stdin and upload its transcript_path",
     )
-    cap.add_argument("--format", help="force a format (claude_code, codex, aider, …)")
+    cap.add_argument(
+        "--format", help="force a format (claude_code, codex, aider, gemini_cli, cursor, …)"
+    )
 
     raw = argparse.RawDescriptionHelpFormatter
     find = sub.add_parser(

@@ -5,15 +5,17 @@ naming what it held, with nothing written."""
 from __future__ import annotations
 
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from memoryapp_client.cli import main
 from sessions.models import Session
 from teams.models import ApiToken
 
-from ..importers.helpers import SAMPLES
+from ..importers.helpers import FIXTURES, SAMPLES
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +77,31 @@ def test_the_cli_summary_line_names_the_skipped_records(
     assert main(["capture", str(path)]) == 0
     out = capsys.readouterr().out
     assert "2 unknown record(s) skipped (unknown record type 'zz-hook-event': 2)" in out
+
+
+def test_import_sessions_counts_the_skipped_records(tmp_path):
+    path = tmp_path / "drifted.jsonl"
+    path.write_bytes(_drifted_claude_code())
+    out = StringIO()
+    call_command("import_sessions", str(path), "--team", "acme", "--project", "web", stdout=out)
+    assert "2 unknown record(s) skipped" in out.getvalue()
+    assert Session.objects.filter(source_format="claude_code").count() == 1
+
+
+def test_every_new_format_imports_through_the_api(agent):
+    """The fixtures of the new formats, detected and stored as their own source format."""
+    for path, fmt in [
+        (FIXTURES / "managed_agent" / "session-events.jsonl", "anthropic_managed_agent"),
+        (FIXTURES / "gemini_cli" / "session-2026-03-02T09-14-9a8b7c6d.jsonl", "gemini_cli"),
+        (FIXTURES / "cursor" / "cursor_add_rate_limiting_to_the_login_route.md", "cursor"),
+        (FIXTURES / "opencode" / "ses_6b1f0c2a3ffeQ9tWmZ4kV8nR2d.json", "opencode"),
+    ]:
+        response = agent.post(
+            f"/api/v1/import?filename={path.name}",
+            path.read_bytes(),
+            content_type="application/octet-stream",
+        )
+        assert response.status_code == 201, (fmt, response.content)
+        assert response.json()["format"] == fmt
+        assert response.json()["skipped"] == {}
+        assert Session.objects.filter(source_format=fmt).count() == 1

@@ -67,23 +67,15 @@ _STATUSES = {
     "session.status_running": "active",
     "session.status_rescheduled": "active",
 }
-# Known events with nothing to read: bookkeeping of the stream or of sub-agent threads.
+# Known events with nothing to read: bookkeeping of the stream, of outcome evaluations and of
+# sub-agent threads (by prefix, so their new variants are known too).
+_QUIET_PREFIXES = ("span.outcome_evaluation_", "session.thread_", "event_")
 _QUIET = {
     "span.model_request_start",
-    "span.outcome_evaluation_start",
-    "span.outcome_evaluation_ongoing",
-    "span.outcome_evaluation_end",
-    "session.thread_created",
-    "session.thread_status_running",
-    "session.thread_status_idle",
-    "session.thread_status_rescheduled",
-    "session.thread_status_terminated",
     "session.updated",
     "session.deleted",
     "session.outcome_evaluated",
     "agent.thread_context_compacted",
-    "event_start",
-    "event_delta",
 }
 _COUNTED = {"user.interrupt": "interrupts", "user.tool_confirmation": "tool_confirmations"}
 _USAGE_KEYS = (
@@ -158,7 +150,7 @@ class _Log:
             self.errors.append(message)
         elif kind in _COUNTED:
             self.counts[_COUNTED[kind]] += 1
-        elif kind not in _QUIET:
+        elif kind not in _QUIET and not kind.startswith(_QUIET_PREFIXES):
             skip("event type", kind or "(none)")
 
     def _emit(self, message: ParsedMessage) -> None:

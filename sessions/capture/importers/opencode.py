@@ -117,12 +117,9 @@ class _Session:
         for k, part in enumerate(parts):
             expect(part, dict, "each part must be an object", field=f"{where}.parts[{k}]")
             kind = tag(part)
-            if kind == "text":
+            if kind in ("text", "reasoning"):
                 if isinstance(part.get("text"), str) and part["text"]:
-                    texts.append(part["text"])
-            elif kind == "reasoning":
-                if isinstance(part.get("text"), str) and part["text"]:
-                    thinking.append(part["text"])
+                    (texts if kind == "text" else thinking).append(part["text"])
             elif kind == "tool":
                 said()
                 produced += self._tool(part, f"{where}.parts[{k}]", when)

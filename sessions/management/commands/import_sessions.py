@@ -18,10 +18,12 @@ from teams.services import ensure_team_and_project
 
 class Command(BaseCommand):
     help = (
-        "Import transcripts (Claude Code, Codex, Aider, ChatGPT exports, OpenAI/Anthropic "
-        "message logs, NDJSON events, conversation.md, plain text) from files and folders "
-        "into TEAM/PROJECT. Each file imports whole or not at all; sessions already there "
-        "get only their new messages. Ends with a table: imported, duplicates, failed."
+        "Import transcripts (Claude Code, Codex, Aider, Gemini CLI, Cursor and OpenCode, "
+        "ChatGPT exports, OpenAI/Anthropic message logs, Claude Managed Agents event logs, "
+        "NDJSON events, conversation.md, plain text) from files and folders into "
+        "TEAM/PROJECT. Each file imports whole or not at all; sessions already there get only "
+        "their new messages; records of a newer format version the importer does not know "
+        "are skipped and counted. Ends with a table: imported, duplicates, failed."
     )
 
     def add_arguments(self, parser):
@@ -79,11 +81,12 @@ class Command(BaseCommand):
             table.add_row(*row)
         console.print(table)
         rate = totals["messages"] / elapsed if elapsed else 0
+        unknown = f"{totals['unknown']} unknown record(s) skipped, " if totals["unknown"] else ""
         console.print(
             f"{len(files)} file(s): {totals['sessions']} session(s) with new messages, "
             f"{totals['messages']} new message(s), {totals['duplicates']} duplicate message(s) "
-            f"skipped, {totals['unknown']} unknown record(s) skipped, "
-            f"{totals['skipped']} file(s) not transcripts, {totals['failed']} failed — "
+            f"skipped, {unknown}{totals['skipped']} file(s) not transcripts, "
+            f"{totals['failed']} failed — "
             f"{elapsed:.1f} s ({rate:,.0f} messages/s)"
         )
         if totals["failed"]:
