@@ -38,8 +38,17 @@ def _summary(path: Path, result: dict) -> str:
     added = sum(s.get("messages_added", 0) for s in sessions)
     dupes = sum(s.get("duplicates_skipped", 0) for s in sessions)
     ids = ", ".join(s["id"] for s in sessions[:3])
+    skipped = result.get("skipped") or {}
+    unknown = (
+        f", {sum(skipped.values())} unknown record(s) skipped ("
+        + ", ".join(f"{reason}: {count}" for reason, count in skipped.items())
+        + ")"
+        if skipped
+        else ""
+    )
     return (
-        f"{path}: {len(sessions)} session(s), {added} new message(s), {dupes} duplicate(s) [{ids}]"
+        f"{path}: {len(sessions)} session(s), {added} new message(s), {dupes} duplicate(s)"
+        f"{unknown} [{ids}]"
     )
 
 
@@ -330,7 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="read a Claude Code hook's JSON from stdin and upload its transcript_path",
     )
-    cap.add_argument("--format", help="force a format (claude_code, codex, aider, …)")
+    cap.add_argument(
+        "--format", help="force a format (claude_code, codex, aider, gemini_cli, cursor, …)"
+    )
 
     raw = argparse.RawDescriptionHelpFormatter
     find = sub.add_parser(

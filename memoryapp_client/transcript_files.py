@@ -13,10 +13,17 @@ SESSION_FOLDER_MARKER = (
 SUFFIXES = {".jsonl", ".json", ".ndjson", ".md", ".txt", ".zip"}
 # Files that belong to another file and are read with it, never on their own.
 COMPANIONS = (".aider.input.history",)
+# Gemini CLI keeps, beside its chats/ folder (~/.gemini/tmp/<project hash>/), a logs.json
+# of the prompts alone: the chats hold them with the replies, so it is no transcript.
+GEMINI_PROMPT_LOG, GEMINI_CHATS = "logs.json", "chats"
 
 
 def is_session_folder(path: Path) -> bool:
     return path.is_dir() and (path / SESSION_FOLDER_MARKER).is_file()
+
+
+def is_gemini_prompt_log(path: Path) -> bool:
+    return path.name == GEMINI_PROMPT_LOG and (path.parent / GEMINI_CHATS).is_dir()
 
 
 def find_transcripts(paths: Iterable[Path]) -> Iterator[Path]:
@@ -37,6 +44,7 @@ def find_transcripts(paths: Iterable[Path]) -> Iterator[Path]:
                 child.is_file()
                 and child.suffix.lower() in SUFFIXES
                 and not child.name.endswith(COMPANIONS)
+                and not is_gemini_prompt_log(child)
                 and not is_session_folder(child.parent)
             ):
                 yield child

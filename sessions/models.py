@@ -47,6 +47,10 @@ class SourceFormat(models.TextChoices):
     NDJSON_EVENTS = "ndjson_events", "NDJSON events"
     CONVERSATION_MD = "conversation_md", "conversation.md"
     BMAD_SESSION = "bmad_session", "BMAD session folder"
+    ANTHROPIC_MANAGED_AGENT = "anthropic_managed_agent", "Claude Managed Agents event log"
+    GEMINI_CLI = "gemini_cli", "Gemini CLI session"
+    CURSOR = "cursor", "Cursor chat export"
+    OPENCODE = "opencode", "OpenCode session export"
 
 
 # Choices whose label is their name in title case ("completed" is shown as "Completed") give

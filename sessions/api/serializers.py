@@ -418,3 +418,8 @@ class ImportedSessionSerializer(serializers.Serializer):
 class ImportResultSerializer(serializers.Serializer):
     format = serializers.CharField()
     sessions = ImportedSessionSerializer(many=True)
+    skipped = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="records of the file the importer does not know (a newer version of the "
+        "format), skipped: {reason: count}; empty when everything was read",
+    )

@@ -118,9 +118,9 @@ def with_quota_header(response: Response, header: str | None) -> Response:
     return response
 
 
-def imported(fmt: str, results) -> Response:
+def imported(fmt: str, results, skipped: dict[str, int]) -> Response:
     response = Response(
-        ImportResultSerializer({"format": fmt, "sessions": results}).data,
+        ImportResultSerializer({"format": fmt, "sessions": results, "skipped": skipped}).data,
         status=status.HTTP_201_CREATED,
     )
     return with_quota_header(response, worst_header([result.quota for result in results]))
@@ -448,7 +448,7 @@ class ImportView(ScopedAPIView):
         parsed, results = capture_file(
             project, data, filename=filename, format=fmt, unzip_limits=unzip_limits()
         )
-        return imported(parsed[0].source_format if parsed else (fmt or ""), results)
+        return imported(parsed[0].source_format if parsed else (fmt or ""), results, parsed.skipped)
 
 
 class EventsView(ScopedAPIView):
@@ -482,8 +482,8 @@ class EventsView(ScopedAPIView):
         project = self.resolve_project(request.query_params.get("project"))
         if not request.data:
             raise exceptions.ValidationError({"detail": "the body is empty: send NDJSON lines"})
-        _, results = capture_file(project, request.data, format="ndjson_events")
-        return imported("ndjson_events", results)
+        parsed, results = capture_file(project, request.data, format="ndjson_events")
+        return imported("ndjson_events", results, parsed.skipped)
 
 
 class PipelineView(ScopedAPIView):

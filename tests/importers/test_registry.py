@@ -21,10 +21,14 @@ def test_registry_names_match_detection_and_brief():
             "chatgpt",
             "openai_chat",
             "anthropic_session",
+            "anthropic_managed_agent",
             "bmad_session",
             "ndjson_events",
             "conversation_md",
             "plain_text",
+            "gemini_cli",
+            "cursor",
+            "opencode",
         )
     )
     for name, parser in FORMATS.items():

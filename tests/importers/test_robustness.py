@@ -22,6 +22,10 @@ FILES = [
     ("chatgpt", FIXTURES / "chatgpt_conversations.json"),
     ("openai_chat", SAMPLES / "openai_chat" / "tau-bench-airline-first10.json"),
     ("anthropic_session", ANTHROPIC),
+    ("anthropic_managed_agent", FIXTURES / "managed_agent" / "session-events.jsonl"),
+    ("gemini_cli", FIXTURES / "gemini_cli" / "session-2025-10-18T14-57-f3c1e2d4.json"),
+    ("gemini_cli", FIXTURES / "gemini_cli" / "checkpoint-rename.json"),
+    ("opencode", FIXTURES / "opencode" / "ses_6b1f0c2a3ffeQ9tWmZ4kV8nR2d.json"),
 ]
 ODD = [None, 0, 2.5, True, "x", [], {}, [1], {"type": None}, ["a", {"type": "text"}]]
 

@@ -53,6 +53,8 @@ JSON_FIXTURES = [
     ("codex", FIXTURES / "codex_legacy.jsonl"),
     ("chatgpt", FIXTURES / "chatgpt_conversations.json"),
     ("anthropic_session", ANTHROPIC / "transcript.jsonl"),
+    ("anthropic_managed_agent", FIXTURES / "managed_agent" / "session-events.jsonl"),
+    ("gemini_cli", FIXTURES / "gemini_cli" / "checkpoint-rename.json"),
 ]
 
 

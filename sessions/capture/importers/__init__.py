@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._drift import ParsedFile, collecting
 from .aider import parse_aider
 from .anthropic_session import EVENTS, METADATA, TRANSCRIPT, parse_anthropic_session
 from .base import ImportFormatError, ImportTooLarge, ParsedMessage, ParsedSession, UnzipLimits
@@ -22,9 +23,13 @@ from .chatgpt import parse_chatgpt
 from .claude_code import parse_claude_code
 from .codex import parse_codex
 from .conversation_md import parse_conversation_md
+from .cursor import parse_cursor
 from .detect import FORMAT_NAMES, detect_format, supported_formats
+from .gemini_cli import parse_gemini_cli
+from .managed_agent import parse_managed_agent
 from .ndjson_events import parse_events, parse_ndjson_events
 from .openai_chat import parse_openai_chat
+from .opencode import parse_opencode
 from .plain_text import parse_plain_text, preprocess_conversation
 
 Parser = Callable[..., list[ParsedSession]]
@@ -36,10 +41,14 @@ FORMATS: dict[str, Parser] = {
     "chatgpt": parse_chatgpt,
     "openai_chat": parse_openai_chat,
     "anthropic_session": parse_anthropic_session,
+    "anthropic_managed_agent": parse_managed_agent,
     "bmad_session": parse_bmad_session,
     "ndjson_events": parse_ndjson_events,
     "conversation_md": parse_conversation_md,
     "plain_text": parse_plain_text,
+    "gemini_cli": parse_gemini_cli,
+    "cursor": parse_cursor,
+    "opencode": parse_opencode,
 }
 
 
@@ -58,13 +67,15 @@ def parse(
     format: str | None = None,
     unzip_limits: UnzipLimits | None = None,
     **options: Any,
-) -> list[ParsedSession]:
+) -> ParsedFile:
     """Parse ``data`` as ``format`` (detected from the content when None).
 
     ``options`` go to the format's parser (``input_history`` for aider); an option the
     format does not take is an error rather than silently ignored. A mapping of
     ``{filename: bytes}`` is an Anthropic session folder. ``unzip_limits`` bound what an
     archive may expand to, for the formats that come as one (``ImportTooLarge`` beyond).
+    The answer is a list of sessions whose ``skipped`` counts what the file held that the
+    format's importer does not know (``{reason: count}``, see ``_drift``).
     """
     if format is None:
         format = "anthropic_session" if isinstance(data, Mapping) else detect_format(data, filename)
@@ -85,7 +96,9 @@ def parse(
         raise ImportFormatError(f"format {format!r} takes the bytes of one file, not a mapping")
     if unzip_limits is not None and "unzip_limits" in accepted:
         options["unzip_limits"] = unzip_limits
-    return parser(data, **options)
+    with collecting() as skipped:
+        sessions = parser(data, **options)
+    return _read_something(ParsedFile(sessions, skipped), format)
 
 
 def _aider_input_history(path: Path) -> Path | None:
@@ -97,14 +110,31 @@ def _aider_input_history(path: Path) -> Path | None:
     return sibling if sibling.is_file() else None
 
 
-def parse_path(path: Path) -> list[ParsedSession]:
+def parse_path(path: Path) -> ParsedFile:
     """Parse a transcript file, or an Anthropic session folder, from disk.
 
     A folder must hold ``transcript.jsonl`` (with ``metadata.json``/``events.jsonl``
     beside it). For an aider chat history, the sibling ``.aider.input.history`` is read
-    too when it exists.
+    too when it exists. What was skipped as unknown is on the answer's ``skipped``.
     """
-    path = Path(path)
+    with collecting() as skipped:
+        sessions = _parse_path(Path(path))
+    return _read_something(ParsedFile(sessions, skipped), "its format")
+
+
+def _read_something(parsed: ParsedFile, format: str) -> ParsedFile:
+    """``parsed``, unless all the file held was unknown to the importer: that is no drift
+    but another format (or none), and the person must hear it rather than get nothing."""
+    if parsed.skipped and not any(session.messages for session in parsed):
+        found = ", ".join(f"{reason} ({count})" for reason, count in parsed.skipped.items())
+        raise ImportFormatError(
+            f"nothing in the file could be read as {format}: it holds only records this "
+            f"importer does not know: {found}. Supported formats: {supported_formats()}"
+        )
+    return parsed
+
+
+def _parse_path(path: Path) -> list[ParsedSession]:
     if path.is_dir():
         files = {
             f"{path.name}/{name}": (path / name).read_bytes()
@@ -126,7 +156,7 @@ def parse_path(path: Path) -> list[ParsedSession]:
         return parse_aider(data, input_history=history.read_bytes() if history else None)
     if format == "anthropic_session" and path.name == TRANSCRIPT:
         # A transcript.jsonl read on its own still has its folder's other files beside it.
-        return parse_path(path.parent)
+        return _parse_path(path.parent)
     return FORMATS[format](data)
 
 
@@ -135,6 +165,7 @@ __all__ = [
     "FORMAT_NAMES",
     "ImportFormatError",
     "ImportTooLarge",
+    "ParsedFile",
     "ParsedMessage",
     "ParsedSession",
     "UnzipLimits",

@@ -16,7 +16,8 @@ Choices:
   in ``metadata["input_extra"]``); each ``tool_result`` is a ``tool`` message with the
   same ``tool_call_id``, the tool name from the call and ``metadata["is_error"]``;
   a ``{"role": "tool", "tool_call_id": ...}`` line is a tool message too. Images and
-  documents become "[image]" / "[document]". ``developer`` lines become ``system``.
+  documents become "[image]" / "[document]". ``developer`` lines become ``system``; a line
+  of any other role is skipped and counted (format drift, see ``_drift``).
 * **metadata.json** fills ``external_id`` (``session_id``/``id``, else the folder name),
   ``title`` (``title``/``name``), ``started_at``/``ended_at`` (``created``/``created_at``/
   ``started_at``, ``ended_at``/``updated``/``updated_at``), ``agent_name`` (``agent_name``/
@@ -43,6 +44,7 @@ from datetime import datetime
 from typing import Any
 
 from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._drift import skip
 from ._json import expect, get_str, iter_json_lines, json_type, loads_json, tag
 from ._render import (
     describe_block,
@@ -170,12 +172,8 @@ class _Transcript:
         else:
             role = _ROLES.get(source_role)
             if role is None:
-                raise ImportFormatError(
-                    f"'role' must be user, assistant, system, developer or tool; "
-                    f"got {source_role!r}",
-                    line=line,
-                    field="role",
-                )
+                skip("role", source_role or "(none)")
+                return
             produced = self._blocks(line, role, content, when)
             calls = obj.get("tool_calls")
             expect(calls, list | None, "'tool_calls' must be a list", line=line, field="tool_calls")

@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._common import distinct, ensure_unique_client_ids, parse_timestamp
+from ._drift import skip
 from ._json import expect, get_str, loads_json, tag
 from ._text import decode_text, require_text
 from .base import ParsedMessage, ParsedSession
@@ -161,7 +162,9 @@ def _conversation(conversation: Any, index: int) -> ParsedSession:
         author = message.get("author") if isinstance(message.get("author"), dict) else {}
         role = _ROLES.get(str(author.get("role")), "")
         if not role:
-            continue  # "critic" and other internal roles: not part of the visible thread
+            # "critic" and other internal or new roles: counted, not part of the visible thread
+            skip("author role", author.get("role") or "(none)")
+            continue
         content = message.get("content")
         expect(content, dict, "'content' must be an object", field=f"{node_where}.content")
         text, meta = _content(content, node_where)

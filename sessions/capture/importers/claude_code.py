@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._drift import skip
 from ._json import expect, get_str, iter_json_lines, tag
 from ._render import (
     describe_block,
@@ -58,8 +59,8 @@ from .base import ImportFormatError, ParsedMessage, ParsedSession
 FORMAT = "claude_code"
 AGENT_NAME = "claude-code"
 
-# Types seen in real files; used only to tell "a Claude Code file with nothing to import"
-# from "not a Claude Code file at all".
+# Types seen in real files: they tell "a Claude Code file with nothing to import" from "not
+# a Claude Code file at all", and any other type is counted as skipped (format drift).
 _KNOWN_TYPES = {
     "user",
     "assistant",
@@ -399,6 +400,8 @@ def parse_claude_code(data: bytes) -> list[ParsedSession]:
                 for block in record.content:
                     if tag(block) in _TOOL_USE_TYPES and isinstance(block.get("id"), str):
                         tool_names[block["id"]] = str(block.get("name") or "")
+        elif kind not in _KNOWN_TYPES:
+            skip("record type", kind or "(none)")
     if not recognised:
         raise ImportFormatError(
             "this does not look like a Claude Code session: no line has a Claude Code "

@@ -41,6 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._drift import skip
 from ._json import expect, get_dict, get_str, iter_json_lines, loads_json, tag
 from ._render import (
     dumps,
@@ -68,6 +69,8 @@ _RESPONSE_ITEM_TYPES = {
     "local_shell_call_output",
     "web_search_call",
 }
+# Response items known to carry nothing to read (any other unknown item is counted as skipped).
+_QUIET_ITEMS = {"ghost_snapshot", "compaction", "compaction_summary", "other"}
 _CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 _OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 _INJECTED_OPENINGS = ("<", "# AGENTS.md", "# agents.md")
@@ -219,6 +222,8 @@ def parse_codex(data: bytes) -> list[ParsedSession]:
     for line, obj in iter_json_lines(text):
         normal = _normalise(line, obj, first=not lines)
         if normal is None:
+            if "record_type" not in obj:  # the old rollouts' state lines: known, nothing to read
+                skip("record type", tag(obj) or "(none)")
             continue
         kind, payload, raw_time = normal
         lines.append((line, kind, payload, parse_timestamp(raw_time, line=line)))
@@ -266,7 +271,8 @@ def parse_codex(data: bytes) -> list[ParsedSession]:
                 rollout.emit(message)
             elif item in _OUTPUT_TYPES:
                 _output(rollout, payload, line, when)
-            # other response items (ghost snapshots, ...) carry nothing to read
+            elif item not in _RESPONSE_ITEM_TYPES | _QUIET_ITEMS:
+                skip("response item type", item or "(none)")
 
     messages = rollout.messages
     ensure_unique_client_ids(messages)

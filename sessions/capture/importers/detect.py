@@ -16,6 +16,10 @@ from ._json import tag
 from ._text import decode_text, split_lines
 from .base import ImportFormatError
 from .bmad_session import is_bmad_archive
+from .cursor import is_cursor_export
+from .gemini_cli import is_chat_record, is_checkpoint_entry
+from .managed_agent import is_event
+from .opencode import is_opencode_export, is_opencode_message
 
 FORMAT_NAMES = (
     "claude_code",
@@ -24,10 +28,14 @@ FORMAT_NAMES = (
     "chatgpt",
     "openai_chat",
     "anthropic_session",
+    "anthropic_managed_agent",
     "bmad_session",
     "ndjson_events",
     "conversation_md",
     "plain_text",
+    "gemini_cli",
+    "cursor",
+    "opencode",
 )
 _DESCRIPTIONS = {
     "claude_code": "Claude Code session JSONL",
@@ -36,10 +44,14 @@ _DESCRIPTIONS = {
     "chatgpt": "ChatGPT export conversations.json",
     "openai_chat": "OpenAI chat-completions messages JSON",
     "anthropic_session": "Anthropic session folder (zip or transcript.jsonl)",
+    "anthropic_managed_agent": "Claude Managed Agents session event log (JSONL or JSON)",
     "bmad_session": "BMAD session folders, zipped (conversation.md, metadata.yaml, memory files)",
     "ndjson_events": "NDJSON chat events",
     "conversation_md": "conversation.md with '## Turn' headings",
     "plain_text": "plain text 'User: ... / Assistant: ...'",
+    "gemini_cli": "Gemini CLI chat recording (chats/session-*.json/.jsonl) or checkpoint",
+    "cursor": "Cursor chat exported as Markdown",
+    "opencode": "OpenCode session export (opencode export)",
 }
 _CLAUDE_TYPES = {
     "summary",
@@ -75,6 +87,16 @@ def _unknown(reason: str) -> ImportFormatError:
 def _record_format(obj: dict[str, Any]) -> str | None:
     """The format a single JSON object (a JSONL record or a lone document) belongs to."""
     kind = tag(obj)
+    if is_event(obj) or (
+        isinstance(obj.get("data"), list)
+        and obj["data"]
+        and all(isinstance(e, dict) and is_event(e) for e in obj["data"][:5])
+    ):
+        return "anthropic_managed_agent"
+    if is_chat_record(obj) or is_checkpoint_entry(obj) or (kind == "gemini" and "content" in obj):
+        return "gemini_cli"  # before Claude Code, whose records carry a 'sessionId' too
+    if is_opencode_export(obj) or is_opencode_message(obj):
+        return "opencode"
     if kind in _CODEX_TYPES and isinstance(obj.get("payload"), dict):
         return "codex"
     if "record_type" in obj or ("instructions" in obj and "id" in obj and "timestamp" in obj):
@@ -153,7 +175,15 @@ def _jsonl(text: str) -> str | None:
         found = _record_format(obj)
         if found:
             votes[found] = votes.get(found, 0) + 1
-    for name in ("codex", "claude_code", "ndjson_events", "chatgpt", "openai_chat"):
+    for name in (
+        "codex",
+        "gemini_cli",
+        "claude_code",
+        "anthropic_managed_agent",
+        "ndjson_events",
+        "chatgpt",
+        "openai_chat",
+    ):
         if votes.get(name):
             return name
     if votes.get("anthropic_or_openai"):
@@ -163,6 +193,8 @@ def _jsonl(text: str) -> str | None:
 
 def _text(text: str, filename: str) -> str | None:
     head = text[:_SNIFF_CHARS]
+    if is_cursor_export(head):
+        return "cursor"
     if _AIDER.search(head) or filename.endswith("chat.history.md"):
         return "aider"
     if _TURN.search(head) and _SPEAKER_LINE.search(head):

@@ -12,7 +12,8 @@ Accepted shapes, each list of messages being one session:
 Choices:
 
 * **Roles.** ``developer`` becomes ``system`` (``metadata["source_role"]``), legacy
-  ``function`` and Llama's ``ipython`` become ``tool``; any other role is an error.
+  ``function`` and Llama's ``ipython`` become ``tool``; a message of any other role is
+  skipped and counted (format drift, see ``_drift``).
 * **Tool calls.** Each entry of an assistant's ``tool_calls`` becomes its own assistant
   message (``tool_name``, ``tool_call_id`` = the call id, content = a readable rendering of
   the ``arguments`` JSON string); text the assistant said alongside comes first as a plain
@@ -36,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from ._drift import skip
 from ._json import expect, get_str, iter_json_lines, loads_json
 from ._render import render_arguments, render_blocks, tool_call_message, tool_result_message
 from ._text import decode_text, require_text
@@ -113,10 +115,8 @@ def _messages(items: Any, where: str) -> list[ParsedMessage]:
         source_role = get_str(message, "role", field=f"{at}.role")
         role = _ROLE_MAP.get(source_role)
         if role is None:
-            raise ImportFormatError(
-                f"'role' must be one of {', '.join(_ROLE_MAP)}; got {source_role!r}",
-                field=f"{at}.role",
-            )
+            skip("role", source_role or "(none)")
+            continue
         text = _content(message, at)
         when = _timestamp(message, at)
         client_id = get_str(message, "id", field=f"{at}.id") or str(index)

@@ -18,10 +18,12 @@ from teams.services import ensure_team_and_project
 
 class Command(BaseCommand):
     help = (
-        "Import transcripts (Claude Code, Codex, Aider, ChatGPT exports, OpenAI/Anthropic "
-        "message logs, NDJSON events, conversation.md, plain text) from files and folders "
-        "into TEAM/PROJECT. Each file imports whole or not at all; sessions already there "
-        "get only their new messages. Ends with a table: imported, duplicates, failed."
+        "Import transcripts (Claude Code, Codex, Aider, Gemini CLI, Cursor and OpenCode, "
+        "ChatGPT exports, OpenAI/Anthropic message logs, Claude Managed Agents event logs, "
+        "NDJSON events, conversation.md, plain text) from files and folders into "
+        "TEAM/PROJECT. Each file imports whole or not at all; sessions already there get only "
+        "their new messages; records of a newer format version the importer does not know "
+        "are skipped and counted. Ends with a table: imported, duplicates, failed."
     )
 
     def add_arguments(self, parser):
@@ -47,7 +49,14 @@ class Command(BaseCommand):
 
         explicit = {p.resolve() for p in paths}
         rows = []
-        totals = {"sessions": 0, "messages": 0, "duplicates": 0, "failed": 0, "skipped": 0}
+        totals = {
+            "sessions": 0,
+            "messages": 0,
+            "duplicates": 0,
+            "failed": 0,
+            "skipped": 0,
+            "unknown": 0,
+        }
         started = time.perf_counter()
         with Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -72,10 +81,12 @@ class Command(BaseCommand):
             table.add_row(*row)
         console.print(table)
         rate = totals["messages"] / elapsed if elapsed else 0
+        unknown = f"{totals['unknown']} unknown record(s) skipped, " if totals["unknown"] else ""
         console.print(
             f"{len(files)} file(s): {totals['sessions']} session(s) with new messages, "
             f"{totals['messages']} new message(s), {totals['duplicates']} duplicate message(s) "
-            f"skipped, {totals['skipped']} file(s) not transcripts, {totals['failed']} failed — "
+            f"skipped, {unknown}{totals['skipped']} file(s) not transcripts, "
+            f"{totals['failed']} failed — "
             f"{elapsed:.1f} s ({rate:,.0f} messages/s)"
         )
         if totals["failed"]:
@@ -111,4 +122,7 @@ class Command(BaseCommand):
         result = "[green]imported" if added else "[yellow]duplicate"
         ids = ", ".join(r.session.public_id for r in results[:3])
         more = f" (+{len(results) - 3} more)" if len(results) > 3 else ""
-        return (str(path), result, str(len(results)), str(added), str(duplicates), ids + more)
+        totals["unknown"] += parsed.skipped_total
+        unknown = "; skipped " + ", ".join(f"{r}: {n}" for r, n in parsed.skipped.items())
+        detail = ids + more + (unknown if parsed.skipped else "")
+        return (str(path), result, str(len(results)), str(added), str(duplicates), detail)
