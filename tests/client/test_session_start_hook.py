@@ -125,9 +125,7 @@ def test_no_token_never_fails_the_start():
         ).map(json.dumps),
     )
 )
-def test_whatever_arrives_on_stdin_the_hook_never_raises(
-    stdin, monkeypatch, closed_port_url
-):
+def test_whatever_arrives_on_stdin_the_hook_never_raises(stdin, monkeypatch, closed_port_url):
     monkeypatch.setenv("MEMORYAPP_CONTEXT_ON_START", "1")
     monkeypatch.setenv("MEMORYAPP_URL", closed_port_url)
     monkeypatch.setenv("MEMORYAPP_TOKEN", "mem_x")
