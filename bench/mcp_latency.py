@@ -26,6 +26,7 @@ import os
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -34,13 +35,13 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from bench.append_latency import pending
 from bench.capture import locomo_texts, make_messages
 from bench.harness import REPO_ROOT, percentile, web_stack
+from memoryapp_client.mcp_stdio import launch_parameters
 
 MESSAGES_PER_SESSION = 50
 # tool → (REST path, its body, the MCP tool, its arguments), each made from one question
@@ -68,8 +69,11 @@ def rest_call(base: str, token: str, path: str, body: dict) -> dict:
         method="POST",
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.loads(response.read())
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        raise SystemExit(f"rest {path}: HTTP {exc.code}: {exc.read()[:2000]!r}") from None
 
 
 def questions(texts: list[str], count: int) -> list[str]:
@@ -83,16 +87,8 @@ async def measure(base: str, token: str, asked: list[str], env: dict) -> dict:
     timings: dict[tuple[str, str], list[float]] = {
         (tool, way): [] for tool in TOOLS for way in WAYS
     }
-    stdio = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "memoryapp_client.cli", "mcp"],
-        env={
-            "MEMORYAPP_URL": base,
-            "MEMORYAPP_TOKEN": token,
-            "PYTHONPATH": env.get("PYTHONPATH", str(REPO_ROOT)),
-        },
-        cwd=str(REPO_ROOT),
-    )
+    pythonpath = env.get("PYTHONPATH", str(REPO_ROOT))
+    stdio = launch_parameters(base, token, cwd=REPO_ROOT, PYTHONPATH=pythonpath)
     headers = {"Authorization": f"Bearer {token}"}
     async with (
         create_mcp_http_client(headers=headers) as http,
@@ -122,15 +118,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--questions", type=int, default=100)
-    parser.add_argument("--sessions", type=int, default=40)
-    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--questions", type=int, default=100, help="timed questions per way")
+    parser.add_argument(
+        "--sessions", type=int, default=40, help=f"sessions of {MESSAGES_PER_SESSION} messages"
+    )
+    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn workers")
     args = parser.parse_args()
     texts = locomo_texts()
     asked = questions(texts, args.questions + 5)
     with (
         tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp,
-        web_stack(Path(tmp) / "var", web_workers=args.web_workers, worker=True) as stack,
+        # A web worker's first search loads the query encoder: longer than gunicorn's 30 s
+        # default on a busy machine. The first questions, untimed, warm every worker up.
+        web_stack(
+            Path(tmp) / "var",
+            web_workers=args.web_workers,
+            worker=True,
+            web_args=("--timeout", "300"),
+        ) as stack,
     ):
         env, base, token = stack.env, stack.base, stack.token
         for number in range(args.sessions):

@@ -39,18 +39,9 @@ class InProcessClient(MemoryClient):
         super().__init__(url=outer.build_absolute_uri("/"), token=token, retries=1)
         self._environ = {key: outer.META[key] for key in FORWARDED if key in outer.META}
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict | None = None,
-        body: bytes | None = None,
-        json_body: Any = None,
-        content_type: str = "application/octet-stream",
+    def _send(
+        self, method: str, path: str, params: dict | None, body: bytes | None, content_type: str
     ) -> Any:
-        if json_body is not None:
-            body, content_type = json.dumps(json_body).encode(), "application/json"
         body = body or b""
         # WSGI's PATH_INFO is the decoded path, read as latin-1 (what Django's handler gets).
         path_info = urllib.parse.unquote_to_bytes(path).decode("iso-8859-1")

@@ -94,9 +94,16 @@ class MemoryClient:
         json_body: Any = None,
         content_type: str = "application/octet-stream",
     ) -> Any:
-        query = f"?{urllib.parse.urlencode(params)}" if params else ""
         if json_body is not None:
             body, content_type = json.dumps(json_body).encode(), "application/json"
+        return self._send(method, path, params, body, content_type)
+
+    def _send(
+        self, method: str, path: str, params: dict | None, body: bytes | None, content_type: str
+    ) -> Any:
+        """One request over HTTP, retried on a 5xx or no answer; its JSON answer, or
+        ``MemoryError``."""
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type

@@ -120,12 +120,12 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         except MemoryError as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="Search the team's past agent sessions by meaning and keyword. Returns "
-        "the best matching messages, each with its session id (for resume_session), date, "
-        "agent, message number, relevance (0..1) and a snippet.",
-    )
+    async def rows(action: Callable[[MemoryClient], dict], keys: tuple[str, ...]) -> list[dict]:
+        """A list's first page, each row cut down to ``keys``."""
+        body = await call(action)
+        return [_pick(row, keys) for row in body.get("results", [])]
+
+    @server.tool(annotations=READ_ONLY)
     async def search_sessions(
         query: Annotated[str, Field(min_length=1, description="What to look for.")],
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many results.")] = 10,
@@ -142,6 +142,10 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         started_after: After = None,
         started_before: Before = None,
     ) -> dict[str, Any]:
+        """Search the team's past agent sessions by meaning and keyword. Returns the best matching
+        messages, each with its session id (for resume_session), date, agent, message number,
+        relevance (0..1) and a snippet.
+        """
         filters = {
             "limit": limit,
             "mode": mode,
@@ -169,13 +173,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             ]
         }
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="Get what the team already knows about a task, as Markdown within a "
-        "token budget: the relevant decisions, open findings and preferences, and the most "
-        "relevant past sessions. With no task, where the project stands: recent decisions, "
-        "open findings, preferences and the latest sessions' summaries.",
-    )
+    @server.tool(annotations=READ_ONLY)
     async def get_context(
         task: Annotated[
             str, Field(description="The task or question; empty for where the project stands.")
@@ -193,6 +191,11 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             str | None, Field(description="The current workflow: its sessions only.")
         ] = None,
     ) -> str:
+        """Get what the team already knows about a task, as Markdown within a token budget: the
+        relevant decisions, open findings and preferences, and the most relevant past sessions.
+        With no task, where the project stands: recent decisions, open findings, preferences and
+        the latest sessions' summaries.
+        """
         options = {
             "max_tokens": max_tokens,
             "max_sessions": max_sessions,
@@ -202,11 +205,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         body = await call(lambda client: client.context(task, **options))
         return body.get("markdown") or "Nothing relevant enough is known yet."
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="Resume a past session: its title, summary, topics and last messages, "
-        "as Markdown, to pick its work up again.",
-    )
+    @server.tool(annotations=READ_ONLY)
     async def resume_session(
         session_id: Annotated[
             str, Field(min_length=1, description="The session's id, e.g. 2025-01-15-dev-1a2b3c.")
@@ -215,14 +214,13 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             int, Field(ge=1, le=500, description="How many of its last messages.")
         ] = 20,
     ) -> str:
+        """Resume a past session: its title, summary, topics and last messages, as Markdown, to
+        pick its work up again.
+        """
         body = await call(lambda client: client.resume(session_id, lastn=lastn))
         return body.get("markdown", "")
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="List the project's most recent sessions, newest first: id, title, "
-        "agent, workflow, times, message count and topics.",
-    )
+    @server.tool(annotations=READ_ONLY)
     async def list_recent_sessions(
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
         agent: Agent = None,
@@ -230,6 +228,9 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         topic: Topic = None,
         started_after: After = None,
     ) -> dict[str, Any]:
+        """List the project's most recent sessions, newest first: id, title, agent, workflow,
+        times, message count and topics.
+        """
         filters = {
             "limit": limit,
             "ordering": "-started_at",
@@ -238,16 +239,9 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "topic": topic,
             "started_after": started_after,
         }
-        body = await call(lambda client: client.list_sessions(**filters))
-        return {"sessions": [_pick(row, SESSION_KEYS) for row in body.get("results", [])]}
+        return {"sessions": await rows(lambda c: c.list_sessions(**filters), SESSION_KEYS)}
 
-    @server.tool(
-        description="Record a memory for the team: a decision (with its rationale), a "
-        "finding (a problem, open until resolved; with its severity), a preference (of a "
-        "person) or a learning. Restating a memory already recorded merges into it; one on "
-        "the same topic that contradicts an older one supersedes it. Returns its id "
-        "(e.g. DEC-001) and the outcome (created or merged).",
-    )
+    @server.tool()
     async def record_memory(
         type: Annotated[MemoryType, Field(description="What kind of memory.")],
         content: Annotated[
@@ -286,6 +280,12 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             ),
         ] = None,
     ) -> dict[str, Any]:
+        """Record a memory for the team: a decision (with its rationale), a finding (a problem,
+        open until resolved; with its severity), a preference (of a person) or a learning.
+        Restating a memory already recorded merges into it; one on the same topic that
+        contradicts an older one supersedes it. Returns its id (e.g. DEC-001) and the outcome
+        (created or merged).
+        """
         extra = {
             **(fields or {}),
             "rationale": rationale,
@@ -299,12 +299,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         body = await call(lambda client: client.record_memory(type, content, **extra))
         return {**_pick(body, MEMORY_KEYS), "outcome": body.get("outcome", "created")}
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="List the team's memories of one type, most important first: open "
-        "findings (not resolved yet), decisions, preferences or learnings. With a topic, "
-        "only those about it, best matches first.",
-    )
+    @server.tool(annotations=READ_ONLY)
     async def list_memories(
         type: Annotated[MemoryType, Field(description="Which kind of memory.")],
         topic: Annotated[
@@ -315,6 +310,10 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         ] = False,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 20,
     ) -> dict[str, Any]:
+        """List the team's memories of one type, most important first: open findings (not resolved
+        yet), decisions, preferences or learnings. With a topic, only those about it, best
+        matches first.
+        """
         filters = {
             "type": type,
             "q": topic,
@@ -322,16 +321,9 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "resolution": "open" if type == "finding" and not include_resolved else None,
             "limit": limit,
         }
-        body = await call(lambda client: client.memories(**filters))
-        return {"memories": [_pick(row, MEMORY_KEYS) for row in body.get("results", [])]}
+        return {"memories": await rows(lambda c: c.memories(**filters), MEMORY_KEYS)}
 
-    @server.tool(
-        description="Save the current conversation as a session, so later agents can "
-        "search and resume it. Give the messages, or the whole transcript as text "
-        "('User: …' / 'Assistant: …' lines). Give an external_id of your own (e.g. your "
-        "session's id) to save it again as it grows: only new messages are added. Returns "
-        "the session's id.",
-    )
+    @server.tool()
     async def save_session(
         agent_name: Annotated[
             str, Field(min_length=1, max_length=100, description="The agent, e.g. 'claude-code'.")
@@ -354,6 +346,11 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             Field(description="Where it stands."),
         ] = None,
     ) -> dict[str, Any]:
+        """Save the current conversation as a session, so later agents can search and resume it.
+        Give the messages, or the whole transcript as text ('User: …' / 'Assistant: …' lines).
+        Give an external_id of your own (e.g. your session's id) to save it again as it grows:
+        only new messages are added. Returns the session's id.
+        """
         if (messages is None) == (transcript is None):
             raise ToolError("messages, transcript: give exactly one of them")
         session = {

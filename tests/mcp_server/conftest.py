@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from memoryapp_client.mcp_stdio import launch_parameters
 from tests.client.conftest import agent_env, agent_token, memory  # noqa: F401  (fixtures)
 from tests.conftest import REPO_ROOT
 
@@ -27,16 +26,8 @@ TRANSPORTS = ["stdio", "http"]
 async def connect(transport: str, url: str, token: str) -> AsyncIterator[Client]:
     """An SDK client of memoryapp's MCP server over ``transport``, with ``token``."""
     if transport == "stdio":
-        server = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "memoryapp_client.cli", "mcp"],
-            env={
-                "MEMORYAPP_URL": url,
-                "MEMORYAPP_TOKEN": token,
-                "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO_ROOT)),
-            },
-            cwd=str(REPO_ROOT),
-        )
+        pythonpath = os.environ.get("PYTHONPATH", str(REPO_ROOT))
+        server = launch_parameters(url, token, cwd=REPO_ROOT, PYTHONPATH=pythonpath)
         async with Client(server) as client:
             yield client
         return
