@@ -84,7 +84,7 @@ def _asgi_scope(request: HttpRequest) -> dict:
             for name, value in request.headers.items()
         ],
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
-        "server": (request.get_host(), int(request.get_port())),
+        "server": (request.META.get("SERVER_NAME", ""), int(request.get_port())),
     }
 
 

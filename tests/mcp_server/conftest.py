@@ -16,7 +16,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memoryapp_client.mcp_stdio import launch_parameters
-from tests.client.conftest import agent_env, agent_token, memory  # noqa: F401  (fixtures)
+from tests.client.conftest import (  # noqa: F401  (fixtures)
+    agent_env,
+    agent_token,
+    closed_port_url,
+    memory,
+)
 from tests.conftest import REPO_ROOT
 
 TRANSPORTS = ["stdio", "http"]

@@ -10,6 +10,7 @@ import pytest
 
 from memories.capture.record import MemoryDraft, record
 from tests.factories import MessageFactory, ProjectFactory, SessionFactory
+from tests.mcp_server.conftest import Agent
 
 live = pytest.mark.django_db(transaction=True)  # the live server sees committed rows only
 
@@ -222,3 +223,16 @@ def test_another_teams_sessions_and_memories_are_not_found(agent, memory):
     )
     assert "session" in error(on_theirs)
     assert "Their" not in text(agent.call("get_context", {"task": "secret JWT rotation plan"}))
+
+
+def test_memoryapp_mcp_answers_a_tool_error_when_the_server_is_down(closed_port_url):
+    agent = Agent("stdio", closed_port_url, "mem_whatever")
+
+    async def script(client):
+        down = await client.call_tool("search_sessions", {"query": "JWT"})
+        tools = await client.list_tools()  # still serving
+        return down, tools
+
+    down, tools = agent.run(script)
+    assert "cannot reach memoryapp" in error(down)
+    assert len(tools.tools) == len(TOOLS)
