@@ -1,10 +1,10 @@
 """``InProcessClient``: ``MemoryClient`` whose requests run the REST API's views in this process.
 
-The MCP tools on ``/mcp`` call the API exactly as ``memoryapp mcp`` does over HTTP, with the
-caller's own Bearer token, but without a network round trip: each request is built from the
-MCP request (its host, scheme and Authorization header), resolved by the URL map and handed
-to the view. So the tools are validated, scoped (``teams.access.Access`` through the views'
-base) and refused exactly like the REST API, with its errors and codes.
+The MCP tools on ``/mcp`` call the API exactly as ``memoryapp mcp`` does over HTTP, as the
+caller the MCP request authenticated, but without a network round trip: each request is
+built from the MCP request (its host, scheme and Authorization header), resolved by the URL
+map and handed to the view. So the tools are validated, scoped (``teams.access.Access``
+through the views' base) and refused exactly like the REST API, with its errors and codes.
 """
 
 from __future__ import annotations
@@ -35,9 +35,12 @@ FORWARDED = (
 
 
 class InProcessClient(MemoryClient):
-    def __init__(self, outer: HttpRequest, token: str):
+    def __init__(self, outer: HttpRequest, token: str, authenticated: tuple[Any, Any]):
+        """``authenticated``: what ``ApiTokenAuthentication`` found for ``token`` on the MCP
+        request, (principal, token row)."""
         super().__init__(url=outer.build_absolute_uri("/"), token=token, retries=1)
         self._environ = {key: outer.META[key] for key in FORWARDED if key in outer.META}
+        self._authenticated = authenticated
 
     def _send(
         self, method: str, path: str, params: dict | None, body: bytes | None, content_type: str
@@ -56,8 +59,12 @@ class InProcessClient(MemoryClient):
             "HTTP_ACCEPT": "application/json",
             "wsgi.input": io.BytesIO(body),
         }
+        request = WSGIRequest(environ)
+        # The token was looked up once, for the MCP request: DRF's forced authentication
+        # hands the view that same principal instead of a second lookup per tool call.
+        request._force_auth_user, request._force_auth_token = self._authenticated
         match = resolve(path_info)
-        response = match.func(WSGIRequest(environ), *match.args, **match.kwargs)
+        response = match.func(request, *match.args, **match.kwargs)
         if hasattr(response, "render"):
             response.render()
         if response.status_code >= 400:

@@ -143,7 +143,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
             "tokens page or with manage.py create_api_token)."
         )
     token = request.headers["Authorization"].split()[1]
-    reset = CALLER.set(InProcessClient(request, token))
+    reset = CALLER.set(InProcessClient(request, token, found))
     try:
         status, headers, body = async_to_sync(_exchange)(_asgi_scope(request), request.body)
     finally:
