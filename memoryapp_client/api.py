@@ -40,6 +40,16 @@ def describe_error(detail: Any) -> str:
     return text if len(text) <= 500 else text[:500] + "…"
 
 
+def http_error(status: int, raw: bytes) -> MemoryError:
+    """The error an HTTP answer ``status`` with body ``raw`` raises, its message naming the
+    field the server named (one mapping, for every transport of ``MemoryClient.request``)."""
+    try:
+        detail = json.loads(raw)
+    except ValueError:
+        detail = raw.decode(errors="replace")
+    return MemoryError(f"HTTP {status}: {describe_error(detail)}", status=status, body=detail)
+
+
 # What "relevant to a topic" means for the get_* helpers: the context endpoint's default
 # relevance floor, so an agent gets the same memories either way.
 RELEVANT = 0.3
@@ -84,9 +94,16 @@ class MemoryClient:
         json_body: Any = None,
         content_type: str = "application/octet-stream",
     ) -> Any:
-        query = f"?{urllib.parse.urlencode(params)}" if params else ""
         if json_body is not None:
             body, content_type = json.dumps(json_body).encode(), "application/json"
+        return self._send(method, path, params, body, content_type)
+
+    def _send(
+        self, method: str, path: str, params: dict | None, body: bytes | None, content_type: str
+    ) -> Any:
+        """One request over HTTP, retried on a 5xx or no answer; its JSON answer, or
+        ``MemoryError``."""
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -100,18 +117,11 @@ class MemoryClient:
                     raw = response.read()
                     return json.loads(raw) if raw else None
             except urllib.error.HTTPError as exc:
-                raw = exc.read()
-                try:
-                    detail = json.loads(raw)
-                except ValueError:
-                    detail = raw.decode(errors="replace")
                 if exc.code >= 500 and attempt + 1 < self.retries:
                     last_error = exc
                     time.sleep(2**attempt)
                     continue
-                raise MemoryError(
-                    f"HTTP {exc.code}: {describe_error(detail)}", status=exc.code, body=detail
-                ) from None
+                raise http_error(exc.code, exc.read()) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 last_error = exc
                 if attempt + 1 < self.retries:
@@ -193,6 +203,13 @@ class MemoryClient:
         return self.request(
             "GET", f"{self._session_path(session_id)}/resume", params={"lastn": lastn}
         )
+
+    def list_sessions(self, **filters: Any) -> dict:
+        """GET /api/v1/sessions: the newest sessions first (``ordering``, ``limit``, ``cursor``
+        and the filters of the session list: ``agent``, ``workflow``, ``topic``,
+        ``started_after`` …). Returns ``{"results": [...], "next": ...}``."""
+        params = {key: _query_value(value) for key, value in _present(filters).items()}
+        return self.request("GET", "/api/v1/sessions", params=params or None)
 
     def similar(self, session_id: str, limit: int = 5) -> dict:
         """GET /api/v1/sessions/{id}/similar: the sessions nearest to this one."""

@@ -5,7 +5,10 @@
                                              upload its transcript_path (SessionEnd hook)
     memoryapp search QUERY                   hybrid search over past sessions' messages
     memoryapp context QUERY                  past sessions relevant to QUERY, as Markdown
+    memoryapp context --hook                 the project's context for a Claude Code
+                                             SessionStart hook (MEMORYAPP_CONTEXT_ON_START=1)
     memoryapp resume SESSION_ID              a session's summary and last messages
+    memoryapp mcp                            the MCP server on stdio, for an agent to launch
     memoryapp memories list|show|add|resolve|search
                                              the team's decisions, findings, preferences
 
@@ -24,12 +27,31 @@ from pathlib import Path
 
 from memoryapp_client import memories_cli
 from memoryapp_client.api import MemoryClient, MemoryError
+from memoryapp_client.hooks import session_start_hook
 from memoryapp_client.transcript_files import find_transcripts
 
 HOOK_EXAMPLE = """\
 As a Claude Code SessionEnd hook, in ~/.claude/settings.json:
   {"hooks": {"SessionEnd": [{"hooks": [
       {"type": "command", "command": "memoryapp capture --hook"}]}]}}
+"""
+
+START_HOOK_EXAMPLE = """\
+As a Claude Code SessionStart hook (off unless MEMORYAPP_CONTEXT_ON_START=1), in
+~/.claude/settings.json:
+  {"hooks": {"SessionStart": [{"hooks": [
+      {"type": "command", "command": "memoryapp context --hook"}]}]}}
+It prints the project's context as Claude Code's additionalContext, and nothing (exit 0)
+when it is off, when nothing is known yet or on any error (said on stderr).
+"""
+
+MCP_EXAMPLES = """\
+Serves the tools search_sessions, get_context, resume_session, list_recent_sessions,
+record_memory, list_memories and save_session on stdin/stdout; each calls the memoryapp
+server at MEMORYAPP_URL with MEMORYAPP_TOKEN. Agents launch it themselves, e.g.:
+  claude mcp add memoryapp --env MEMORYAPP_URL=http://127.0.0.1:8000 \\
+      --env MEMORYAPP_TOKEN=mem_... -- memoryapp mcp
+docs/mcp.md has the configuration for Claude Code, Codex and Cursor.
 """
 
 
@@ -271,6 +293,31 @@ def context(args) -> int:
     return 0
 
 
+def context_hook() -> int:
+    """The SessionStart hook: never fails the agent's start (errors are said on stderr)."""
+    try:
+        output = session_start_hook(sys.stdin.read())
+    except Exception as exc:  # a hook must never stop the agent from starting
+        print(f"memoryapp: no context at start: {exc}", file=sys.stderr)
+        return 0
+    if output:
+        print(output)
+    return 0
+
+
+def mcp(args) -> int:
+    client = _client(args)
+    if client is None:
+        return 2
+    try:
+        from memoryapp_client.mcp_stdio import serve
+    except ImportError as exc:
+        print(f"memoryapp: the MCP server needs the mcp package ({exc})", file=sys.stderr)
+        return 2
+    serve(client)
+    return 0
+
+
 def resume(args) -> int:
     body, code = _fetch(args, lambda client: client.resume(args.session_id, lastn=args.lastn))
     if body is None:
@@ -388,10 +435,16 @@ def main(argv: list[str] | None = None) -> int:
             "Print ready-to-inject context: the past sessions most relevant to "
             "QUERY, as Markdown within a token budget."
         ),
-        epilog=CONTEXT_EXAMPLES,
+        epilog=CONTEXT_EXAMPLES + "\n" + START_HOOK_EXAMPLE,
         formatter_class=raw,
     )
     ctx.add_argument("query", nargs="*", help="the question or task (several words need no quotes)")
+    ctx.add_argument(
+        "--hook",
+        action="store_true",
+        help="read a Claude Code SessionStart hook's JSON on stdin and print the project's "
+        "context for it (only when MEMORYAPP_CONTEXT_ON_START=1)",
+    )
     ctx.add_argument(
         "--max-tokens", type=int, help="token budget of the Markdown (default 4000, min 50)"
     )
@@ -422,6 +475,18 @@ def main(argv: list[str] | None = None) -> int:
 
     memories_cli.add_parser(sub, raw)
 
+    sub.add_parser(
+        "mcp",
+        help="run the MCP server on stdio (for Claude Code, Codex, Cursor …)",
+        description=_wrap(
+            "Run memoryapp's MCP server over stdio: the agent launches this command and "
+            "calls its tools to search past sessions, get context, record memories and save "
+            "the current session."
+        ),
+        epilog=MCP_EXAMPLES,
+        formatter_class=raw,
+    )
+
     args = parser.parse_args(argv)
     if args.command == "capture":
         if not args.paths and not args.hook:
@@ -438,12 +503,16 @@ def main(argv: list[str] | None = None) -> int:
             )
         return search(args)
     if args.command == "context":
+        if args.hook:
+            return context_hook()
         args.query = " ".join(args.query).strip()
         if not args.query:
             ctx.error('give a QUERY, e.g. memoryapp context "how did we handle auth?"')
         return context(args)
     if args.command == "resume":
         return resume(args)
+    if args.command == "mcp":
+        return mcp(args)
     if args.command == "memories":
         client = _client(args)
         return memories_cli.run(args, client) if client is not None else 2

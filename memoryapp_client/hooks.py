@@ -16,6 +16,7 @@ silently. Both read ``MEMORYAPP_URL`` and ``MEMORYAPP_TOKEN`` like ``MemoryClien
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import uuid
@@ -45,7 +46,7 @@ def context_on_start_enabled() -> bool:
 
 
 def on_agent_start(
-    agent_name: str,
+    agent_name: str | None,
     workflow: str | None = None,
     query: str | None = None,
     *,
@@ -65,8 +66,8 @@ def on_agent_start(
     decisions, open findings and preferences relevant to it and the past sessions relevant
     to it ("## Relevant Past Discussions" …). Only this agent's sessions (and this
     workflow's, when given) are considered (the API's ``current_agent`` and
-    ``current_workflow``). Extra keyword arguments are search filters (``project``,
-    ``topic``, ``entity``, …).
+    ``current_workflow``); every agent's with ``agent_name`` None. Extra keyword arguments
+    are search filters (``project``, ``topic``, ``entity``, …).
 
     Returns "" when disabled (``enabled`` unset and ``MEMORYAPP_CONTEXT_ON_START`` not 1),
     when nothing is relevant enough, and — with a warning logged — when the server cannot be
@@ -94,6 +95,34 @@ def on_agent_start(
     except Exception as exc:  # an agent must never fail to start because memory is down
         logger.warning("memoryapp: no past context for %s at start: %s", agent_name, exc)
         return ""
+
+
+def session_start_hook(hook_input: str, *, client: MemoryClient | None = None) -> str:
+    """Claude Code's SessionStart hook (``memoryapp context --hook``): what to print for
+    the JSON Claude Code sent on stdin (``session_id``, ``transcript_path``, ``cwd``,
+    ``source``: startup, resume, clear or compact, ``hook_event_name``).
+
+    When enabled (``MEMORYAPP_CONTEXT_ON_START=1``), the project's context as Claude Code
+    reads it from a hook's stdout, ``{"hookSpecificOutput": {"hookEventName":
+    "SessionStart", "additionalContext": "<Markdown>"}}``: where the work stands, every
+    agent's (``on_agent_start`` without a query). "" when disabled, when nothing is known
+    yet, and when anything fails (with a note on stderr): a session always starts.
+    """
+    if not context_on_start_enabled():
+        return ""
+    try:
+        event = json.loads(hook_input or "{}")
+        if not isinstance(event, dict):
+            raise ValueError(f"expected a JSON object, got {type(event).__name__}")
+    except ValueError as exc:
+        logger.warning("memoryapp: the SessionStart hook input is not JSON (%s)", exc)
+        return ""
+    # event["cwd"] names the project directory: the project will be derived from it here.
+    markdown = on_agent_start(None, enabled=True, client=client)
+    if not markdown:
+        return ""
+    output = {"hookEventName": "SessionStart", "additionalContext": markdown}
+    return json.dumps({"hookSpecificOutput": output})
 
 
 def on_agent_exit(

@@ -14,6 +14,7 @@ from django.conf import settings
 from memoryapp.celery import app
 
 PACKAGES = (
+    "mcp_server",
     "memoryapp",
     "memoryapp_client",
     "memories",
