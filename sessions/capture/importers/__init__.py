@@ -23,6 +23,7 @@ from .claude_code import parse_claude_code
 from .codex import parse_codex
 from .conversation_md import parse_conversation_md
 from .detect import FORMAT_NAMES, detect_format, supported_formats
+from .memoryapp import parse_memoryapp
 from .ndjson_events import parse_events, parse_ndjson_events
 from .openai_chat import parse_openai_chat
 from .plain_text import parse_plain_text, preprocess_conversation
@@ -40,6 +41,7 @@ FORMATS: dict[str, Parser] = {
     "ndjson_events": parse_ndjson_events,
     "conversation_md": parse_conversation_md,
     "plain_text": parse_plain_text,
+    "memoryapp": parse_memoryapp,
 }
 
 

@@ -16,6 +16,7 @@ from ._json import tag
 from ._text import decode_text, split_lines
 from .base import ImportFormatError
 from .bmad_session import is_bmad_archive
+from .memoryapp import is_memoryapp_document, is_memoryapp_record
 
 FORMAT_NAMES = (
     "claude_code",
@@ -28,6 +29,7 @@ FORMAT_NAMES = (
     "ndjson_events",
     "conversation_md",
     "plain_text",
+    "memoryapp",
 )
 _DESCRIPTIONS = {
     "claude_code": "Claude Code session JSONL",
@@ -40,6 +42,7 @@ _DESCRIPTIONS = {
     "ndjson_events": "NDJSON chat events",
     "conversation_md": "conversation.md with '## Turn' headings",
     "plain_text": "plain text 'User: ... / Assistant: ...'",
+    "memoryapp": "a memoryapp session export (JSON, JSONL or YAML)",
 }
 _CLAUDE_TYPES = {
     "summary",
@@ -56,6 +59,7 @@ _AIDER = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d", re.MULTILINE)
 _TURN = re.compile(r"^##\s+Turn\s+\d+\b", re.MULTILINE)
 _SPEAKER_LINE = re.compile(r"^\*\*Speaker:\*\*", re.MULTILINE)
 _PLAIN = re.compile(r"^(user|human|assistant|ai|system|tool)[ \t]*:", re.IGNORECASE | re.MULTILINE)
+_MEMORYAPP_YAML = re.compile(r"\Asession:[ \t]*\r?\n[ \t]+id:")
 _SNIFF_LINES = 50
 _SNIFF_CHARS = 64 * 1024
 
@@ -114,6 +118,10 @@ def _message_flavour(objs: list[dict[str, Any]]) -> str:
 
 
 def _json_document(document: Any, filename: str) -> str | None:
+    if is_memoryapp_document(document) or (
+        isinstance(document, dict) and is_memoryapp_record(document)  # JSONL of one line
+    ):
+        return "memoryapp"
     if isinstance(document, dict):
         found = _record_format(document)
         if found == "anthropic_or_openai":
@@ -148,6 +156,8 @@ def _jsonl(text: str) -> str | None:
             continue  # a line cut by the sniff limit, or a broken line the parser will name
         if isinstance(obj, dict):
             objs.append(obj)
+    if objs and is_memoryapp_record(objs[0]):
+        return "memoryapp"
     votes: dict[str, int] = {}
     for obj in objs:
         found = _record_format(obj)
@@ -163,9 +173,11 @@ def _jsonl(text: str) -> str | None:
 
 def _text(text: str, filename: str) -> str | None:
     head = text[:_SNIFF_CHARS]
+    if _MEMORYAPP_YAML.match(head):
+        return "memoryapp"
     if _AIDER.search(head) or filename.endswith("chat.history.md"):
         return "aider"
-    if _TURN.search(head) and _SPEAKER_LINE.search(head):
+    if (_TURN.search(head) and _SPEAKER_LINE.search(head)) or "\n<!-- memoryapp:session {" in head:
         return "conversation_md"
     if _PLAIN.search(head):
         return "plain_text"
