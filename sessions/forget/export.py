@@ -163,9 +163,10 @@ def message_data(message: Any) -> dict[str, Any]:
         "timestamp": _iso(message.timestamp),
         "token_count": int(message.token_count or 0),
         "metadata": _plain(message.metadata or {}),
-        "client_id": _text(getattr(message, "client_id", "")),
-        "kind": _text(getattr(message, "kind", "")),
-        "pinned": bool(getattr(message, "pinned", False)),
+        "client_id": _text(message.client_id),
+        # An unsaved message holds the database default object until it is written.
+        "kind": message.kind if isinstance(message.kind, str) else "",
+        "pinned": message.pinned is True,
     }
     if getattr(message, "removed_at", None) is not None:
         data["removed_at"] = _iso(message.removed_at)

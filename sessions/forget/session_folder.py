@@ -21,6 +21,7 @@ import json
 import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 from sessions.capture.importers.anthropic_session import EVENTS, METADATA, TRANSCRIPT
@@ -28,6 +29,7 @@ from sessions.capture.importers.anthropic_session import EVENTS, METADATA, TRANS
 CONTENT_TYPE = "application/zip"
 EXTENSION = "zip"
 _SPOOL_BYTES = 8 * 1024 * 1024
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
 class _Pipe:
@@ -51,6 +53,15 @@ class _Pipe:
     def take(self) -> bytes:
         data, self.chunks = b"".join(self.chunks), []
         return data
+
+
+def _member(folder: str, name: str, session: dict[str, Any]) -> zipfile.ZipInfo:
+    """A member dated by the session's start (zip times start in 1980), not by the clock:
+    the same session exports to the same bytes."""
+    started = datetime.fromisoformat(session["started_at"].replace("Z", "+00:00"))
+    info = zipfile.ZipInfo(f"{folder}/{name}", date_time=max(started.timetuple()[:6], _ZIP_EPOCH))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
 
 
 def _line(record: dict[str, Any]) -> bytes:
@@ -134,7 +145,10 @@ def iter_session_folder(
         zipfile.ZipFile(pipe, "w", zipfile.ZIP_DEFLATED) as archive,
     ):
         events.write(_line({"ts": session["started_at"], "event": "session:start"}))
-        with archive.open(f"{folder}/{TRANSCRIPT}", "w", force_zip64=True) as transcript:
+        with archive.open(
+            _member(folder, TRANSCRIPT, session), "w", force_zip64=True
+        ) as transcript:
+            yield pipe.take()  # the member's header, before any message is read
             for exact in messages:
                 transcript.write(_line(transcript_line(exact)))
                 if exact["timestamp"]:
@@ -144,11 +158,12 @@ def iter_session_folder(
         if session["ended_at"]:
             events.write(_line({"ts": session["ended_at"], "event": "session:end"}))
         events.seek(0)
-        with archive.open(f"{folder}/{EVENTS}", "w", force_zip64=True) as member:
+        with archive.open(_member(folder, EVENTS, session), "w", force_zip64=True) as member:
             while chunk := events.read(1024 * 1024):
                 member.write(chunk)
                 if pipe.chunks:
                     yield pipe.take()
         document = metadata_document(session, attachments)
-        archive.writestr(f"{folder}/{METADATA}", json.dumps(document, ensure_ascii=False, indent=2))
+        metadata = json.dumps(document, ensure_ascii=False, indent=2)
+        archive.writestr(_member(folder, METADATA, session), metadata)
     yield pipe.take()

@@ -25,6 +25,7 @@ def test_registry_names_match_detection_and_brief():
             "ndjson_events",
             "conversation_md",
             "plain_text",
+            "memoryapp",
         )
     )
     for name, parser in FORMATS.items():
