@@ -5,14 +5,18 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
+from memories.capture.record import Evidence, MemoryDraft, link, record
+from memories.models import Memory, MemoryLink
 from sessions.capture.importers import detect_format
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
@@ -22,6 +26,7 @@ from teams.models import Role
 from tests.factories import MembershipFactory, ProjectFactory, TeamFactory
 
 pytestmark = pytest.mark.django_db
+VECTOR = np.ones(384, dtype=np.float32) / np.sqrt(384)
 
 # What import detects each export as.
 DETECTED = {
@@ -211,3 +216,106 @@ def test_every_export_format_imports_back_to_an_equal_session(setup, fmt, parsed
     assert again["messages_added"] == 0
     assert Message.objects.filter(session=copy).count() == len(parsed.messages)
     Session.objects.filter(pk__in=[original.pk, copy.pk]).delete()
+
+
+def memories_of(session: Session) -> tuple[list, set]:
+    """A session's memories as the round trip must keep them: id, type, statement, details,
+    tags, and the seqs of their evidence; and the links among them."""
+    memories = [
+        (
+            m.public_id,
+            m.type,
+            m.content,
+            m.details,
+            m.tags,
+            sorted(m.evidence.filter(session=session).values_list("message__seq", flat=True)),
+        )
+        for m in Memory.objects.filter(session=session).order_by("public_id")
+    ]
+    links = set(
+        MemoryLink.objects.filter(source__session=session).values_list(
+            "source__public_id", "kind", "target__public_id"
+        )
+    )
+    return memories, links
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_sessions_memories_travel_with_it_in_every_format(setup, fmt):
+    source, target, client = setup
+    parsed = ParsedSession(
+        source_format="api",
+        agent_name="architect",
+        messages=[
+            ParsedMessage("user", "Should admins need MFA?"),
+            ParsedMessage("assistant", "Yes: we decided MFA for admins."),
+            ParsedMessage("user", "And the staging server is missing TLS."),
+        ],
+    )
+    original = capture_session(source, parsed).session
+    turns = list(Message.objects.filter(session=original).order_by("seq"))
+    decision = record(
+        source,
+        MemoryDraft(
+            type="decision",
+            content="MFA is required for admins",
+            session=original,
+            details={"rationale": "audit finding"},
+            tags=["security"],
+            evidence=[Evidence(turns[1])],
+            embedding=VECTOR,
+            reconcile=False,
+        ),
+    ).memory
+    finding = record(
+        source,
+        MemoryDraft(
+            type="finding",
+            content="Staging has no TLS",
+            session=original,
+            evidence=[Evidence(turns[2])],
+            embedding=VECTOR,
+            reconcile=False,
+        ),
+    ).memory
+    link(finding, decision, "relates_to")
+
+    body = export(client, original, fmt)
+    answer = import_(client, target, body, f"x.{FORMATS[fmt][1]}")["sessions"][0]
+    assert answer["attachments"]["memories"]["created"] == 2
+    copy = Session.objects.get(project=target, public_id=answer["id"])
+    assert memories_of(copy) == memories_of(original)
+    # Again: nothing new, and no memory twice.
+    again = import_(client, target, body, f"x.{FORMATS[fmt][1]}")["sessions"][0]
+    assert again["attachments"]["memories"] == {"created": 0, "unchanged": 2, "renumbered": {}}
+    assert Memory.objects.filter(project=target).count() == 2
+
+
+def test_an_export_with_a_section_this_instance_does_not_know_still_imports(setup):
+    source, target, client = setup
+    original = capture_session(
+        source, ParsedSession("api", [ParsedMessage("user", "hi")], agent_name="a")
+    ).session
+    document = json.loads(export(client, original, "json"))
+    document["diaries"] = [{"day": "2026-01-01", "text": "from a newer instance"}]
+    answer = import_(client, target, json.dumps(document).encode(), "x.json")["sessions"][0]
+    assert answer["attachments"] == {"skipped_sections": ["diaries"]}
+    assert answer["messages_added"] == 1
+
+
+def test_bad_memories_in_an_export_leave_nothing_written(setup):
+    source, target, client = setup
+    original = capture_session(
+        source, ParsedSession("api", [ParsedMessage("user", "hi")], agent_name="a")
+    ).session
+    document = json.loads(export(client, original, "json"))
+    document["memories"] = {"decisions": [{"id": "DEC-001", "decision": "x", "colour": "red"}]}
+    response = client.post(
+        f"/api/v1/import?project={target.pk}&filename=x.json",
+        json.dumps(document).encode(),
+        content_type="application/octet-stream",
+    )
+    assert response.status_code == 400
+    assert response.json()["field"] == "colour"
+    assert "decisions[0] (DEC-001)" in response.json()["detail"]
+    assert not Session.objects.filter(project=target).exists()
