@@ -62,7 +62,7 @@ from sessions.filters import FiltersSerializer
 from sessions.forget.access import opened, record_access
 from sessions.forget.anonymize import anonymize_session, start_run
 from sessions.forget.archive import unarchive
-from sessions.forget.attachments import load_all as load_attachments
+from sessions.forget.attachments import load_parsed as load_attachments
 from sessions.forget.compaction import compact_on_request, set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response

@@ -11,7 +11,7 @@ imported one (they differ where the source had gaps, or the session held message
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from sessions.models import Message, Session
 class Section:
     name: str
     export: Callable[[Session], Any]
-    load: Callable[[Session, Any, dict[int, int]], dict[str, Any]]
+    load: Callable[[Session, Any, Mapping[int, int]], dict[str, Any]]
 
 
 _sections: dict[str, Section] = {}
@@ -51,18 +51,22 @@ def seq_map(session: Session, parsed: ParsedSession) -> dict[int, int]:
     return {by_client[client_id]: seq for client_id, seq in stored.values_list("client_id", "seq")}
 
 
-def load_all(session: Session, parsed: ParsedSession) -> dict[str, Any]:
-    """Write ``parsed``'s attachments into ``session``: name → what its loader reports. A
-    section no app here registered (an export from a newer instance) is skipped and
-    counted, never an error."""
+def load_all(session: Session, attachments: dict[str, Any], seq_of: Mapping[int, int]) -> dict:
+    """Write ``attachments`` into ``session``: name → what its loader reports. A section no
+    app here registered (an export from a newer instance) is skipped and counted, never an
+    error."""
     report: dict[str, Any] = {}
-    if not parsed.attachments:
-        return report
-    seqs = seq_map(session, parsed)
-    for name, data in parsed.attachments.items():
+    for name, data in attachments.items():
         section = _sections.get(name)
         if section is None:
             report.setdefault("skipped_sections", []).append(name)
             continue
-        report[name] = section.load(session, data, seqs)
+        report[name] = section.load(session, data, seq_of)
     return report
+
+
+def load_parsed(session: Session, parsed: ParsedSession) -> dict[str, Any]:
+    """``load_all`` for a session read whole from one file."""
+    if not parsed.attachments:
+        return {}
+    return load_all(session, parsed.attachments, seq_map(session, parsed))
