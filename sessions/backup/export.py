@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sessions.backup import sections
 from sessions.backup.manifest import PROJECT, SECTIONS_DIR, SESSIONS, Member, manifest
@@ -63,9 +63,10 @@ def _messages(session: Session, counted: Callable[[], None]) -> Iterator[Message
 
 
 def write_archive(
-    project: Project, path: Path, *, progress: Callable[[int], None] = lambda n: None
+    project: Project, path: Path | IO[bytes], *, progress: Callable[[int], None] = lambda n: None
 ) -> Exported:
-    """Write ``project`` to ``path``; ``progress(n)`` hears of each message written."""
+    """Write ``project`` to ``path`` (or an open, seekable binary file); ``progress(n)``
+    hears of each message written."""
     result = Exported()
     members: list[Member] = []
 
@@ -106,5 +107,5 @@ def write_archive(
             counts={"sessions": result.sessions, "messages": result.messages},
         )
         archive.writestr("manifest.json", written)
-    result.bytes = path.stat().st_size
+    result.bytes = path.stat().st_size if isinstance(path, Path) else path.tell()
     return result
