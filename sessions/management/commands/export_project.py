@@ -7,10 +7,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from sessions.backup.export import write_archive
+from sessions.management.console import archive_arguments, progress_bar
 from sessions.models import Session
 from teams.models import Project
 
@@ -22,17 +22,6 @@ def find_project(team: str, project: str) -> Project:
     return found
 
 
-def progress_bar(console: Console) -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
-
-
 class Command(BaseCommand):
     help = (
         "Export TEAM/PROJECT to one archive (a zip): the project's settings and policy, every "
@@ -42,9 +31,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("archive", type=Path, help="the archive to write (.zip)")
-        parser.add_argument("--team", required=True, help="team slug")
-        parser.add_argument("--project", required=True, help="project slug")
+        archive_arguments(
+            parser, archive="the archive to write (.zip)", team="team slug", project="project slug"
+        )
         parser.add_argument("--force", action="store_true", help="overwrite an existing file")
 
     def handle(self, *args, archive: Path, team, project, force, **options):

@@ -15,7 +15,7 @@ from sessions.backup.load import import_archive
 from sessions.backup.manifest import ArchiveRefused
 from sessions.capture.importers.base import ImportFormatError
 from sessions.capture.service import CaptureError
-from sessions.management.commands.export_project import progress_bar
+from sessions.management.console import archive_arguments, progress_bar
 from teams.models import Project, Team
 
 
@@ -31,9 +31,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("archive", type=Path, help="an archive from export_project")
-        parser.add_argument("--team", required=True, help="team slug (must exist)")
-        parser.add_argument("--project", required=True, help="project slug (created if missing)")
+        archive_arguments(
+            parser,
+            archive="an archive from export_project",
+            team="team slug (must exist)",
+            project="project slug (created if missing)",
+        )
         parser.add_argument(
             "--apply-settings",
             action="store_true",
