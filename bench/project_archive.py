@@ -20,8 +20,8 @@ message a tool call or its result, small JSON metadata on each.
 
     .venv/bin/python bench/project_archive.py [--sizes 20000,200000] [--session-messages 1000]
 
-Peak RSS of the child includes Django and its imports (the model runtime among them: the
-import loads it to embed memories); compare the two sizes.
+Peak RSS of the child includes Django and its imports; the embedding model is loaded only
+to embed imported memories, and this data has none. Compare the two sizes.
 """
 
 from __future__ import annotations
