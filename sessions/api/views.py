@@ -390,9 +390,14 @@ class SessionViewSet(
         ],
         responses={
             **{
-                # JSON and YAML hold the same document; JSONL and Markdown are text.
+                # JSON and YAML hold the same document; JSONL and Markdown are text; the
+                # session folder is a zip.
                 (200, content_type.split(";")[0]): (
-                    OpenApiTypes.OBJECT if fmt in ("json", "yaml") else OpenApiTypes.STR
+                    OpenApiTypes.OBJECT
+                    if fmt in ("json", "yaml")
+                    else OpenApiTypes.BINARY
+                    if fmt == "anthropic_session"
+                    else OpenApiTypes.STR
                 )
                 for fmt, (content_type, _) in EXPORT_FORMATS.items()
             },
@@ -401,7 +406,8 @@ class SessionViewSet(
     )
     @action(detail=True, methods=["get"])
     def export(self, request, id=None):
-        """Download the session with all its messages as JSON, JSONL, Markdown or YAML."""
+        """Download the session with all its messages and memories as JSON, JSONL, Markdown,
+        YAML or seed 004's session folder (zip); each imports back to an equal session."""
         session = self.get_object()
         # A download is a member's right for people, but only a read for a token.
         self.require(Role.MEMBER, session.team_id, token_permission=TokenPermission.READ)
