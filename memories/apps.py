@@ -9,9 +9,15 @@ class MemoriesConfig(AppConfig):
         # Sessions and search never import this app: it listens to their signals and
         # registers into their hooks.
         from memories import receivers  # noqa: F401
+        from memories.portable.project_section import SECTION as PROJECT_MEMORIES
+        from memories.portable.session_section import SECTION as MEMORIES_SECTION
         from memories.retrieve.context import memory_sections
         from memories.retrieve.keys import evidence_messages
         from search import context_sections, extra_keys
+        from sessions.backup import sections
+        from sessions.forget import attachments
 
         context_sections.register(memory_sections)
         extra_keys.register(evidence_messages)
+        attachments.register(MEMORIES_SECTION)
+        sections.register(PROJECT_MEMORIES)

@@ -7,6 +7,7 @@ from web.views import (
     home,
     memories,
     memories_export,
+    project_archive,
     removal,
     search,
     session,
@@ -61,5 +62,11 @@ urlpatterns = [
     path("trash", trash.trash, name="trash"),
     path("deletions", deletions.deletions, name="deletions"),
     path("tokens", tokens.tokens, name="tokens"),
+    path("project-archive", project_archive.project_archive, name="project-archive"),
+    path(
+        "project-archive/<int:project_id>.zip",
+        project_archive.project_archive_download,
+        name="project-archive-download",
+    ),
     path("tokens/<int:pk>/revoke", tokens.token_revoke, name="token-revoke"),
 ]

@@ -178,12 +178,17 @@ def export_zip(memories) -> bytes:
     return buffer.getvalue()
 
 
-def export_document(memories) -> str:
-    """Everything in one YAML document, a section per kind (agent states as a list)."""
+def export_merged(memories) -> dict:
+    """Everything as one document (data), a section per kind (agent states as a list)."""
     merged: dict = {}
     for document in export_files(memories).values():
         if "agent_state" in document:
             merged.setdefault("agent_states", []).append(document["agent_state"])
         else:
             merged.update(document)
-    return to_yaml(merged)
+    return merged
+
+
+def export_document(memories) -> str:
+    """Everything in one YAML document, a section per kind (agent states as a list)."""
+    return to_yaml(export_merged(memories))

@@ -41,6 +41,7 @@ from memories.portable.schema import (
     Said,
     details_fields,
 )
+from sessions.capture.importers._yaml import TextTimesLoader as _Loader
 from sessions.capture.importers.anthropic_session import unzip
 from sessions.capture.importers.base import ImportFormatError, UnzipLimits
 from sessions.models import Message, Session
@@ -67,25 +68,6 @@ class MemoryFileError(ImportFormatError):
 
     def as_dict(self) -> dict[str, Any]:
         return {**super().as_dict(), "file": self.file, "entry": self.entry}
-
-
-class _Loader(yaml.SafeLoader):
-    """Times stay text (the schema parses them): YAML's own timestamps lose their zone.
-    Aliases (``*name``) are refused: nested, a few lines expand to billions of entries."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(
-                None, None, "aliases (*name) are not accepted: write the value out", mark
-            )
-        return super().compose_node(parent, index)
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 @dataclass

@@ -413,6 +413,11 @@ class ImportedSessionSerializer(serializers.Serializer):
     duplicates_skipped = serializers.IntegerField(source="duplicates")
     message_count = serializers.IntegerField(source="session.message_count")
     quota = QuotaSerializer()
+    attachments = serializers.DictField(
+        help_text="What each section of our own export beside the messages brought "
+        '(``{"memories": {"created": 2, "unchanged": 0, "renumbered": {}}}``); '
+        "``skipped_sections`` names sections this instance has no place for."
+    )
 
 
 class ImportResultSerializer(serializers.Serializer):

@@ -5,6 +5,7 @@ the state an action needs); ``memoryapp.api_errors`` answers them, in one place.
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -61,6 +62,7 @@ from sessions.filters import FiltersSerializer
 from sessions.forget.access import opened, record_access
 from sessions.forget.anonymize import anonymize_session, start_run
 from sessions.forget.archive import unarchive
+from sessions.forget.attachments import load_parsed as load_attachments
 from sessions.forget.compaction import compact_on_request, set_pinned
 from sessions.forget.export import FORMATS as EXPORT_FORMATS
 from sessions.forget.export import UnknownExportFormat, export_response
@@ -108,7 +110,12 @@ def capture_file(project, data: bytes, **how) -> tuple[list, list]:
     its sessions; what the importer read is held to the columns' lengths first."""
     parsed = parse(data, **how)
     check_parsed_lengths(parsed)
-    return parsed, capture_sessions(project, parsed)
+    # One transaction: an export's memories that cannot be written undo its messages too.
+    with transaction.atomic():
+        results = capture_sessions(project, parsed)
+        for result, session in zip(results, parsed, strict=True):
+            result.attachments = load_attachments(result.session, session)
+    return parsed, results
 
 
 def with_quota_header(response: Response, header: str | None) -> Response:
@@ -383,9 +390,14 @@ class SessionViewSet(
         ],
         responses={
             **{
-                # JSON and YAML hold the same document; JSONL and Markdown are text.
+                # JSON and YAML hold the same document; JSONL and Markdown are text; the
+                # session folder is a zip.
                 (200, content_type.split(";")[0]): (
-                    OpenApiTypes.OBJECT if fmt in ("json", "yaml") else OpenApiTypes.STR
+                    OpenApiTypes.OBJECT
+                    if fmt in ("json", "yaml")
+                    else OpenApiTypes.BINARY
+                    if fmt == "anthropic_session"
+                    else OpenApiTypes.STR
                 )
                 for fmt, (content_type, _) in EXPORT_FORMATS.items()
             },
@@ -394,7 +406,8 @@ class SessionViewSet(
     )
     @action(detail=True, methods=["get"])
     def export(self, request, id=None):
-        """Download the session with all its messages as JSON, JSONL, Markdown or YAML."""
+        """Download the session with all its messages and memories as JSON, JSONL, Markdown,
+        YAML or seed 004's session folder (zip); each imports back to an equal session."""
         session = self.get_object()
         # A download is a member's right for people, but only a read for a token.
         self.require(Role.MEMBER, session.team_id, token_permission=TokenPermission.READ)

@@ -103,6 +103,8 @@ class CaptureResult:
     duplicates: int = 0
     redactions: int = 0
     compaction: Compaction | None = None
+    # Our own export's sections beside the messages (memories), as their loaders report.
+    attachments: dict = field(default_factory=dict)
 
     @property
     def quota(self) -> QuotaState:
@@ -326,7 +328,9 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
                 tool_call_id=message.tool_call_id[:255],
                 timestamp=message.timestamp,
                 metadata=metadata,
-                kind=kind_of(message.role, content, message.tool_name, metadata),
+                # An export read back says its kind; everything else is classified here.
+                kind=message.kind or kind_of(message.role, content, message.tool_name, metadata),
+                pinned=message.pinned,
             )
         )
     added_bytes = sum(len(row.content.encode()) for row in rows)

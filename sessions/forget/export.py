@@ -21,6 +21,15 @@ Formats (the extension has no leading dot):
   back by ``sessions.capture.importers.conversation_md``.
 * ``yaml`` (``application/yaml``, ``yaml``): the JSON structure through PyYAML's safe dumper;
   multi-line strings as literal blocks (``|``).
+* ``anthropic_session`` (``application/zip``, ``zip``): seed 004's session folder
+  (``sessions/forget/session_folder.py``).
+
+Every format reads back to an equal session through the import API: JSON, JSONL and YAML
+with ``sessions.capture.importers.memoryapp``, Markdown with ``conversation_md`` (the exact
+fields ride in HTML comments), the zip with ``anthropic_session``. Sections other apps keep
+about a session (its memories) follow the messages: a key of the JSON/YAML document, an
+``attachment`` line in JSONL, a comment after the last Markdown turn, ``metadata.json``
+in the zip (``sessions/forget/attachments.py``).
 
 Times are ISO 8601 in UTC with a ``Z`` (``2025-01-15T14:00:00Z``; microseconds when present).
 """
@@ -28,7 +37,8 @@ Times are ISO 8601 in UTC with a ``Z`` (``2025-01-15T14:00:00Z``; microseconds w
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -36,6 +46,16 @@ from typing import Any
 import yaml
 from django.http import StreamingHttpResponse
 
+from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.importers.conversation_md import (
+    ATTACHMENTS_COMMENT,
+    MESSAGE_COMMENT,
+    SESSION_COMMENT,
+    exact_comment,
+    parse_conversation_md,
+)
+from sessions.forget import attachments as sections
+from sessions.forget import session_folder
 from sessions.forget.messages import tombstone_text
 from sessions.models import Message
 
@@ -44,7 +64,12 @@ FORMATS: dict[str, tuple[str, str]] = {
     "jsonl": ("application/x-ndjson", "jsonl"),
     "markdown": ("text/markdown; charset=utf-8", "md"),
     "yaml": ("application/yaml; charset=utf-8", "yaml"),
+    "anthropic_session": (session_folder.CONTENT_TYPE, session_folder.EXTENSION),
 }
+
+# Sections beyond the messages (``sessions/forget/attachments.py``), by name, as plain data.
+Attachments = Mapping[str, Any]
+NO_ATTACHMENTS: Attachments = {}
 
 # --- plain data -----------------------------------------------------------------------------
 
@@ -138,6 +163,10 @@ def message_data(message: Any) -> dict[str, Any]:
         "timestamp": _iso(message.timestamp),
         "token_count": int(message.token_count or 0),
         "metadata": _plain(message.metadata or {}),
+        "client_id": _text(message.client_id),
+        # An unsaved message holds the database default object until it is written.
+        "kind": message.kind if isinstance(message.kind, str) else "",
+        "pinned": message.pinned is True,
     }
     if getattr(message, "removed_at", None) is not None:
         data["removed_at"] = _iso(message.removed_at)
@@ -152,9 +181,10 @@ def _json(value: Any, *, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-def _iter_json(session: Any, messages: Iterable[Any]) -> Iterator[bytes]:
-    # Same text as json.dumps({"session": ..., "messages": [...]}, indent=2), one message at
-    # a time: an object nested two levels deep is the object dumped alone, indented by 4.
+def _iter_json(session: Any, messages: Iterable[Any], attachments: Attachments) -> Iterator[bytes]:
+    # Same text as json.dumps({"session": ..., "messages": [...], **attachments}, indent=2),
+    # one message at a time: an object nested two levels deep is the object dumped alone,
+    # indented by 4.
     head = _json(session_data(session), indent=2).replace("\n", "\n  ")
     yield f'{{\n  "session": {head},\n  "messages": ['.encode()
     first = True
@@ -162,7 +192,11 @@ def _iter_json(session: Any, messages: Iterable[Any]) -> Iterator[bytes]:
         body = _json(message_data(message), indent=2).replace("\n", "\n    ")
         yield f"{'' if first else ','}\n    {body}".encode()
         first = False
-    yield b"]\n}\n" if first else b"\n  ]\n}\n"
+    yield b"]" if first else b"\n  ]"
+    for name, data in attachments.items():
+        nested = _json(_plain(data), indent=2).replace("\n", "\n  ")
+        yield f",\n  {_json(name)}: {nested}".encode()
+    yield b"\n}\n"
 
 
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -172,10 +206,12 @@ def _jsonl_line(record: dict[str, Any]) -> bytes:
     return (_json(record).translate(_LINE_BREAKS) + "\n").encode()
 
 
-def _iter_jsonl(session: Any, messages: Iterable[Any]) -> Iterator[bytes]:
+def _iter_jsonl(session: Any, messages: Iterable[Any], attachments: Attachments) -> Iterator[bytes]:
     yield _jsonl_line({"type": "session", **session_data(session)})
     for message in messages:
         yield _jsonl_line({"type": "message", **message_data(message)})
+    for name, data in attachments.items():
+        yield _jsonl_line({"type": "attachment", "name": name, "data": _plain(data)})
 
 
 # --- yaml -----------------------------------------------------------------------------------
@@ -212,7 +248,7 @@ def _yaml(value: Any) -> str:
     return text[:-4] if text.endswith("\n...\n") else text
 
 
-def _iter_yaml(session: Any, messages: Iterable[Any]) -> Iterator[bytes]:
+def _iter_yaml(session: Any, messages: Iterable[Any], attachments: Attachments) -> Iterator[bytes]:
     yield _yaml({"session": session_data(session)}).encode()
     first = True
     for message in messages:
@@ -224,6 +260,8 @@ def _iter_yaml(session: Any, messages: Iterable[Any]) -> Iterator[bytes]:
         yield _yaml([message_data(message)]).encode()
     if first:
         yield b"messages: []\n"
+    if attachments:
+        yield _yaml({name: _plain(data) for name, data in attachments.items()}).encode()
 
 
 # --- markdown (seed 001 §2.2.2 conversation.md) ---------------------------------------------
@@ -284,6 +322,7 @@ def _md_header(session: Any) -> str:
         ("Summary", session.summary),
     ]
     lines += [f"**{name}:** {_one_line(value)}" for name, value in fields if value]
+    lines.append(exact_comment(SESSION_COMMENT, session_data(session)))
     return "\n".join(lines) + "\n\n---\n\n"
 
 
@@ -313,26 +352,59 @@ def _md_turn(number: int, message: Any, session: Any) -> str:
     if refs:
         lines.append(f"**Memory-Refs:** [{', '.join(refs)}]")
     removed = getattr(message, "removed_at", None) is not None
-    lines += ["", f"_({tombstone_text(message)})_" if removed else message.content or ""]
+    body = f"_({tombstone_text(message)})_" if removed else message.content or ""
     stored = _str_list(metadata.get("memory_stored"))
-    if stored:
-        lines += ["", "**Memory Stored:**", *(f"- {item}" for item in stored)]
-    return "\n".join(lines) + "\n\n---\n\n"
+    tail = ["", "**Memory Stored:**", *(f"- {item}" for item in stored)] if stored else []
+    exact = message_data(message)
+    if _reads_back("\n".join([*lines, "", body, *tail]), exact["content"]):
+        del exact["content"]  # the body holds it as it is
+    elif not removed:
+        # The comment holds the content; the body shows it with the lines that would start
+        # a turn (or look like our comments) escaped, so the turns still read apart.
+        body = "\n".join(_ESCAPE.sub(r"\\\1", line) for line in body.split("\n"))
+    readable = "\n".join([*lines, "", body, *tail])
+    return f"{readable}\n\n{exact_comment(MESSAGE_COMMENT, exact)}\n\n---\n\n"
 
 
-def _iter_markdown(session: Any, messages: Iterable[Any]) -> Iterator[bytes]:
+_ESCAPE = re.compile(r"^(\s*(?:#|<!--))")
+
+
+def _reads_back(turn: str, content: str) -> bool:
+    """Whether the conversation.md reader finds exactly ``content`` in ``turn``'s body (a
+    body with a turn heading of its own, surrounding blanks or a "---" at its end does not)."""
+    try:
+        parsed = parse_conversation_md(turn.encode())[0].messages
+    except ImportFormatError:
+        return False
+    return len(parsed) == 1 and parsed[0].content == content
+
+
+def _iter_markdown(
+    session: Any, messages: Iterable[Any], attachments: Attachments
+) -> Iterator[bytes]:
     yield _md_header(session).encode()
     for number, message in enumerate(messages, 1):
         yield _md_turn(number, message, session).encode()
+    if attachments:
+        yield (exact_comment(ATTACHMENTS_COMMENT, _plain(dict(attachments))) + "\n").encode()
 
 
 # --- entry points ---------------------------------------------------------------------------
+
+
+def _iter_session_folder(
+    session: Any, messages: Iterable[Any], attachments: Attachments
+) -> Iterator[bytes]:
+    exact = (message_data(message) for message in messages)
+    return session_folder.iter_session_folder(session_data(session), exact, _plain(attachments))
+
 
 _WRITERS = {
     "json": _iter_json,
     "jsonl": _iter_jsonl,
     "markdown": _iter_markdown,
     "yaml": _iter_yaml,
+    "anthropic_session": _iter_session_folder,
 }
 
 
@@ -349,13 +421,16 @@ def content_type_and_extension(fmt: str) -> tuple[str, str]:
     return FORMATS[fmt]
 
 
-def iter_export(session: Any, messages: Iterable[Any], fmt: str) -> Iterator[bytes]:
-    """The export of ``session`` as UTF-8 chunks (header first, then one per message).
+def iter_export(
+    session: Any, messages: Iterable[Any], fmt: str, attachments: Attachments = NO_ATTACHMENTS
+) -> Iterator[bytes]:
+    """The export of ``session`` as UTF-8 chunks (header first, then one per message, then
+    the ``attachments``: sections other apps keep about the session, such as memories).
 
     The format is checked at once (ValueError), not when the iterator is first read.
     """
     _check_format(fmt)
-    return _WRITERS[fmt](session, messages)
+    return _WRITERS[fmt](session, messages, attachments)
 
 
 class UnknownExportFormat(ValueError):
@@ -380,18 +455,22 @@ def export_response(session: Any, fmt: str | None) -> StreamingHttpResponse:
         .order_by("seq")
         .iterator(chunk_size=1000)
     )
-    response = StreamingHttpResponse(iter_export(session, messages, fmt), content_type=content_type)
+    body = iter_export(session, messages, fmt, sections.collect(session))
+    response = StreamingHttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{session.public_id}.{extension}"'
     return response
 
 
-def export_session(session: Any, messages: Iterable[Any], fmt: str) -> tuple[bytes, str, str]:
+def export_session(
+    session: Any, messages: Iterable[Any], fmt: str, attachments: Attachments = NO_ATTACHMENTS
+) -> tuple[bytes, str, str]:
     """``(body, content_type, extension)`` of one session in ``fmt``.
 
-    ``fmt`` is one of json, jsonl, markdown, yaml; anything else raises ValueError.
+    ``fmt`` is one of ``FORMATS``; anything else raises ValueError.
     """
     content_type, extension = content_type_and_extension(fmt)
-    return b"".join(iter_export(session, messages, fmt)), content_type, extension
+    body = b"".join(iter_export(session, messages, fmt, attachments))
+    return body, content_type, extension
 
 
 __all__ = [

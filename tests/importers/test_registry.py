@@ -29,6 +29,7 @@ def test_registry_names_match_detection_and_brief():
             "gemini_cli",
             "cursor",
             "opencode",
+            "memoryapp",
         )
     )
     for name, parser in FORMATS.items():

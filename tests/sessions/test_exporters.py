@@ -1,6 +1,7 @@
 """sessions.forget.export on unsaved model instances (no database: a query would fail the test)."""
 
 import json
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -114,6 +115,9 @@ def _message(seq, role, author, content, tool_name, tool_call_id, timestamp, tok
         "timestamp": timestamp,
         "token_count": tokens,
         "metadata": meta,
+        "client_id": "",
+        "kind": "",
+        "pinned": False,
     }
 
 
@@ -185,6 +189,21 @@ def test_json_is_pretty_utf8_and_identical_to_json_dumps():
     # Real UTF-8 bytes, not \u escapes.
     assert "😀".encode() in body and ARABIC.encode() in body and HEBREW.encode() in body
     assert b"\\u" not in body
+
+
+def test_attachments_follow_the_messages_in_every_text_format():
+    memories = {"decisions": [{"id": "DEC-001", "decision": "Use MFA\nfor admins"}]}
+    session, messages = make_session(), make_messages()
+    body = export_session(session, messages, "json", {"memories": memories})[0]
+    expected = {"session": EXPECTED_SESSION, "messages": EXPECTED_MESSAGES, "memories": memories}
+    assert body == (json.dumps(expected, indent=2, ensure_ascii=False) + "\n").encode()
+    assert yaml.safe_load(export_session(session, messages, "yaml", {"memories": memories})[0]) == (
+        json.loads(body)
+    )
+    last = export_session(session, messages, "jsonl", {"memories": memories})[0].splitlines()[-1]
+    assert json.loads(last) == {"type": "attachment", "name": "memories", "data": memories}
+    markdown = export_session(session, messages, "markdown", {"memories": memories})[0]
+    assert parse_conversation_md(markdown)[0].attachments == {"memories": memories}
 
 
 def test_json_tool_call_and_result_share_their_id():
@@ -383,10 +402,29 @@ code
 """
 
 
+def readable(body: bytes) -> bytes:
+    """The Markdown without our exact-data comments: what a person (or another reader) sees."""
+    return re.sub(rb"\n{1,2}<!-- memoryapp:[^\n]*-->", b"", body)
+
+
 def test_markdown_is_seed_conversation_md():
     body, content_type, extension = export_session(make_session(), make_messages(), "markdown")
     assert (content_type, extension) == ("text/markdown; charset=utf-8", "md")
-    assert body.decode() == EXPECTED_MARKDOWN
+    assert readable(body).decode() == EXPECTED_MARKDOWN
+    # One comment under the header, one per turn: renderers hide them.
+    assert body.count(b"\n<!-- memoryapp:session {") == 1
+    assert body.count(b"\n<!-- memoryapp:message {") == 4
+
+
+def test_markdown_reads_back_exactly_with_its_comments():
+    session, messages = make_session(), make_messages()
+    [parsed] = parse_conversation_md(export_session(session, messages, "markdown")[0])
+    assert parsed.external_id == "ext-42"
+    assert parsed.metadata == session.metadata
+    assert [m.content for m in parsed.messages] == [m.content for m in messages]
+    assert [m.author for m in parsed.messages] == [m.author for m in messages]
+    assert [m.metadata for m in parsed.messages] == [m.metadata for m in messages]
+    assert [m.tool_call_id for m in parsed.messages] == ["", "toolu_01", "toolu_01", ""]
 
 
 def test_markdown_turns_are_numbered_from_one_in_order():
@@ -401,7 +439,7 @@ def test_markdown_header_omits_empty_fields():
     session = make_session(
         agent_persona="", workflow="none", title="", topics=[], summary="", ended_at=None
     )
-    text = export_session(session, [], "markdown")[0].decode()
+    text = readable(export_session(session, [], "markdown")[0]).decode()
     assert text == (
         "# Conversation History\n"
         "**Session:** 2026-01-11-architect-a7b3c9\n"
@@ -415,7 +453,7 @@ def test_markdown_header_omits_empty_fields():
 def test_markdown_round_trips_through_the_conversation_md_importer():
     session, messages = make_session(), make_messages()
     body, _, _ = export_session(session, messages, "markdown")
-    [parsed] = parse_conversation_md(body)
+    [parsed] = parse_conversation_md(readable(body))  # as any conversation.md reader sees it
     assert parsed.external_id == session.public_id
     assert parsed.title == session.title
     assert parsed.agent_name == "architect"
@@ -442,7 +480,7 @@ def test_markdown_round_trip_without_authors_uses_the_agent_name():
         Message(seq=1, role="assistant", content="hi"),
         Message(seq=2, role="system", content="note"),
     ]
-    [parsed] = parse_conversation_md(export_session(session, messages, "markdown")[0])
+    [parsed] = parse_conversation_md(readable(export_session(session, messages, "markdown")[0]))
     assert [(m.role, m.author, m.content) for m in parsed.messages] == [
         ("user", "user", "hello"),
         ("assistant", "dev", "hi"),

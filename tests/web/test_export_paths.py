@@ -3,6 +3,9 @@ the same session, in every format."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -32,6 +35,9 @@ def test_ui_and_api_export_the_same_bytes(member, member_client, team_session, f
     rest = api.get(f"/api/v1/sessions/{team_session.public_id}/export", {"format": fmt})
     ui_body, ui_type, ui_name = body_and_headers(ui)
     assert (ui_body, ui_type, ui_name) == body_and_headers(rest)
+    if fmt == "anthropic_session":  # a zip: the text is in its transcript
+        with zipfile.ZipFile(io.BytesIO(ui_body)) as archive:
+            ui_body = archive.read(f"{team_session.public_id}/transcript.jsonl")
     assert b"Why does login redirect?" in ui_body and b"indented" in ui_body
     content_type, extension = FORMATS[fmt.lower() or "json"]
     assert ui_type == content_type
@@ -44,7 +50,8 @@ def test_an_unknown_format_is_refused_by_both(member, member_client, team_sessio
     rest = api.get(f"/api/v1/sessions/{team_session.public_id}/export", {"format": "docx"})
     assert rest.status_code == 400
     assert rest.json() == {
-        "format": "unknown export format 'docx'; use one of json, jsonl, markdown, yaml",
+        "format": "unknown export format 'docx'; use one of json, jsonl, markdown, yaml, "
+        "anthropic_session",
         "code": "MEM_E100",
     }
     ui = member_client.get(

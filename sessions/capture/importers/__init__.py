@@ -27,6 +27,7 @@ from .cursor import parse_cursor
 from .detect import FORMAT_NAMES, detect_format, supported_formats
 from .gemini_cli import parse_gemini_cli
 from .managed_agent import parse_managed_agent
+from .memoryapp import parse_memoryapp
 from .ndjson_events import parse_events, parse_ndjson_events
 from .openai_chat import parse_openai_chat
 from .opencode import parse_opencode
@@ -49,6 +50,7 @@ FORMATS: dict[str, Parser] = {
     "gemini_cli": parse_gemini_cli,
     "cursor": parse_cursor,
     "opencode": parse_opencode,
+    "memoryapp": parse_memoryapp,
 }
 
 

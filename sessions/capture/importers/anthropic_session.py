@@ -63,6 +63,7 @@ from .base import (
     ParsedSession,
     UnzipLimits,
 )
+from .memoryapp import message_from_record, session_from_record
 
 FORMAT = "anthropic_session"
 DEFAULT_AGENT = "amplifier"
@@ -154,6 +155,9 @@ class _Transcript:
         return times[-1] if result else times[0]
 
     def add_line(self, line: int, obj: dict[str, Any]) -> None:
+        if isinstance(obj.get("memoryapp"), dict):
+            self.messages.append(_exported_message(line, obj))
+            return
         source_role = get_str(obj, "role", line=line)
         when = parse_timestamp(obj.get("timestamp"), line=line)
         content = obj.get("content")
@@ -274,13 +278,35 @@ class _Transcript:
         return self._call(tool_id, name, text, extra, when)
 
 
+def _exported_message(line: int, obj: dict[str, Any]) -> ParsedMessage:
+    """A line our export wrote (``sessions/forget/session_folder.py``): its exact fields,
+    and its content from its one block where they leave it out."""
+    record = expect(
+        obj.get("memoryapp"),
+        dict,
+        "every line of an exported session folder has 'memoryapp'",
+        line=line,
+        field="memoryapp",
+    )
+    if "content" not in record:
+        content = obj.get("content")
+        block = content[0] if isinstance(content, list) and content else {}
+        block = block if isinstance(block, dict) else {}
+        content = content if isinstance(content, str) else block.get("text", block.get("content"))
+        record = {**record, "content": content if isinstance(content, str) else ""}
+    return message_from_record(record, line=line, where="memoryapp.")
+
+
 def _session_from_files(
     folder: str, transcript: bytes, metadata: bytes | None, events: bytes | None
 ) -> ParsedSession:
     text = decode_text(transcript, what=TRANSCRIPT)
+    meta = _read_metadata(metadata)
+    ours = meta.get("memoryapp")
+    if isinstance(ours, dict):
+        return _exported_session(text, ours)  # a session without messages is one too
     require_text(text, what=TRANSCRIPT)
     log = _read_events(events)
-    meta = _read_metadata(metadata)
     builder = _Transcript(log)
     try:
         for line, obj in iter_json_lines(text):
@@ -324,6 +350,21 @@ def _session_from_files(
     session.started_at = session.started_at or first or log.first
     session.ended_at = session.ended_at or last or log.last
     session.metadata = {k: v for k, v in meta.items() if k not in used}
+    return session
+
+
+def _exported_session(text: str, ours: dict[str, Any]) -> ParsedSession:
+    """A folder our export wrote: the session's exact fields from ``metadata.json``."""
+    try:
+        session = session_from_record(ours.get("session"))
+        session.messages = [_exported_message(line, obj) for line, obj in iter_json_lines(text)]
+    except ImportFormatError as exc:
+        raise ImportFormatError(
+            f"{TRANSCRIPT}: {exc.message}", line=exc.line, field=exc.field
+        ) from None
+    attachments = ours.get("attachments") or {}
+    expect(attachments, dict, "'memoryapp.attachments' must be an object", field="attachments")
+    session.attachments = attachments
     return session
 
 

@@ -81,6 +81,11 @@ class ParsedMessage:
     tool_call_id: str = ""  # links a tool call to its result
     client_id: str = ""  # the source's own stable id for this message, for idempotent re-import
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Our own exports only: the message's seq in the session it was exported from (memories
+    # name their evidence by it), and the stored kind and pin, which the source decides.
+    source_seq: int | None = None
+    kind: str = ""
+    pinned: bool = False
 
 
 @dataclass
@@ -101,3 +106,6 @@ class ParsedSession:
     topics: list[str] = field(default_factory=list)
     artifacts: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Sections beyond the messages that our own exports carry (``memories``), by name, as
+    # exported: ``sessions/forget/attachments.py`` hands each to the app that registered it.
+    attachments: dict[str, Any] = field(default_factory=dict)

@@ -42,18 +42,31 @@ Choices:
   that is neither an agent speaker nor "user", when there is exactly one. Turn times
   without a zone are UTC (the header says so).
 * **Ids.** Client id = ``turn-<n>``.
+* **Our own export** (``sessions/forget/export.py``) adds one HTML comment line under the
+  header (``<!-- memoryapp:session {...} -->``), one at the end of each turn
+  (``<!-- memoryapp:message {...} -->``: the message's exact fields, and its content when
+  the body cannot hold it as it is) and one after the last turn with the sections beyond
+  the messages (``<!-- memoryapp:attachments {...} -->``). Renderers hide them; when they
+  are there they win over what the readable lines say, so the export reads back whole.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from ._common import distinct, ensure_unique_client_ids, parse_timestamp
+from ._json import loads_json
 from ._text import decode_text, require_text, split_lines
 from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .memoryapp import message_from_record, session_from_record
 
 FORMAT = "conversation_md"
+SESSION_COMMENT = "memoryapp:session"
+MESSAGE_COMMENT = "memoryapp:message"
+ATTACHMENTS_COMMENT = "memoryapp:attachments"
+_EXACT = re.compile(r"^<!-- (memoryapp:[a-z]+) (\{.*\}) -->$")
 
 _TURN = re.compile(r"^##\s+Turn\s+(\d+)\s*(?:[-\u2013\u2014]\s*(.*?))?\s*$")
 _FIELD = re.compile(r"^\*\*([A-Za-z][A-Za-z0-9 _-]*):\*\*\s*(.*?)\s*$")
@@ -63,6 +76,20 @@ _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _USER_SPEAKERS = {"user", "human"}
 _TOOL_CALL_TYPES = {"tool_call", "tool-call", "tool_use"}
 _TOOL_RESULT_TYPES = {"tool_result", "tool-result", "tool", "tool_output"}
+
+
+def exact_comment(name: str, data: dict[str, Any]) -> str:
+    """One HTML comment line holding ``data`` as JSON; ">" is escaped so the JSON can never
+    close the comment."""
+    text = json.dumps(data, ensure_ascii=False).replace(">", "\\u003e")
+    return f"<!-- {name} {text} -->"
+
+
+def _exact(line: str, number: int) -> tuple[str, Any] | None:
+    match = _EXACT.match(line.strip())
+    if match is None:
+        return None
+    return match.group(1), loads_json(match.group(2), line=number)
 
 
 def _list(value: str) -> list[str]:
@@ -104,16 +131,22 @@ def parse_conversation_md(data: bytes) -> list[ParsedSession]:
     lines = split_lines(text)
     header: dict[str, str] = {}
     turns: list[tuple[int, re.Match[str], list[str]]] = []
+    exact: dict[str, Any] = {}  # our export's comments: session, attachments, per turn
     for number, line in enumerate(lines, 1):
         match = _TURN.match(line)
+        found = _exact(line, number) if line.startswith("<!-- memoryapp:") else None
         if match and _has_speaker(lines, number):
             turns.append((number, match, []))
+        elif found is not None and found[0] != MESSAGE_COMMENT:
+            exact[found[0]] = found[1]
         elif turns:
             turns[-1][2].append(line)
         else:
             field = _FIELD.match(line)
             if field:
                 header[field.group(1).strip().lower()] = field.group(2)
+    if SESSION_COMMENT in exact:
+        return [_exported(exact, turns)]
     if not turns:
         raise ImportFormatError(
             "this does not look like a conversation.md: no '## Turn <n> - <time>' heading "
@@ -148,6 +181,35 @@ def parse_conversation_md(data: bytes) -> list[ParsedSession]:
             metadata=metadata,
         )
     ]
+
+
+def _exported(exact: dict[str, Any], turns: list) -> ParsedSession:
+    """A session our export wrote: its exact fields from the comments, each turn's content
+    from its body unless the comment holds it."""
+    session = session_from_record(exact[SESSION_COMMENT])
+    for number, match, body_lines in turns:
+        end, record = len(body_lines), None
+        while end and (not body_lines[end - 1].strip() or _SEPARATOR.match(body_lines[end - 1])):
+            end -= 1
+        if end and body_lines[end - 1].startswith(f"<!-- {MESSAGE_COMMENT} "):
+            end -= 1
+            found = _exact(body_lines[end], number + end + 1)
+            record = found[1] if found else None
+        body_lines = body_lines[:end]
+        if not isinstance(record, dict):
+            raise ImportFormatError(
+                f"turn {match.group(1)} has no '<!-- {MESSAGE_COMMENT} ... -->' line, as every "
+                "turn of a memoryapp export does: was the file edited?",
+                line=number,
+            )
+        if "content" not in record:
+            record = {**record, "content": _turn(number, match, body_lines).content}
+        session.messages.append(message_from_record(record, line=number))
+    attachments = exact.get(ATTACHMENTS_COMMENT) or {}
+    if not isinstance(attachments, dict):
+        raise ImportFormatError(f"'{ATTACHMENTS_COMMENT}' must hold an object")
+    session.attachments = attachments
+    return session
 
 
 def _has_speaker(lines: list[str], number: int) -> bool:

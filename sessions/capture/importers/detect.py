@@ -20,6 +20,7 @@ from .cursor import is_cursor_export
 from .gemini_cli import is_chat_record, is_checkpoint_entry
 from .managed_agent import is_event
 from .opencode import is_opencode_export, is_opencode_message
+from .memoryapp import is_memoryapp_document, is_memoryapp_record
 
 FORMAT_NAMES = (
     "claude_code",
@@ -36,6 +37,7 @@ FORMAT_NAMES = (
     "gemini_cli",
     "cursor",
     "opencode",
+    "memoryapp",
 )
 _DESCRIPTIONS = {
     "claude_code": "Claude Code session JSONL",
@@ -52,6 +54,7 @@ _DESCRIPTIONS = {
     "gemini_cli": "Gemini CLI chat recording (chats/session-*.json/.jsonl) or checkpoint",
     "cursor": "Cursor chat exported as Markdown",
     "opencode": "OpenCode session export (opencode export)",
+    "memoryapp": "a memoryapp session export (JSON, JSONL or YAML)",
 }
 _CLAUDE_TYPES = {
     "summary",
@@ -68,6 +71,7 @@ _AIDER = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d", re.MULTILINE)
 _TURN = re.compile(r"^##\s+Turn\s+\d+\b", re.MULTILINE)
 _SPEAKER_LINE = re.compile(r"^\*\*Speaker:\*\*", re.MULTILINE)
 _PLAIN = re.compile(r"^(user|human|assistant|ai|system|tool)[ \t]*:", re.IGNORECASE | re.MULTILINE)
+_MEMORYAPP_YAML = re.compile(r"\Asession:[ \t]*\r?\n[ \t]+id:")
 _SNIFF_LINES = 50
 _SNIFF_CHARS = 64 * 1024
 
@@ -136,6 +140,10 @@ def _message_flavour(objs: list[dict[str, Any]]) -> str:
 
 
 def _json_document(document: Any, filename: str) -> str | None:
+    if is_memoryapp_document(document) or (
+        isinstance(document, dict) and is_memoryapp_record(document)  # JSONL of one line
+    ):
+        return "memoryapp"
     if isinstance(document, dict):
         found = _record_format(document)
         if found == "anthropic_or_openai":
@@ -170,6 +178,8 @@ def _jsonl(text: str) -> str | None:
             continue  # a line cut by the sniff limit, or a broken line the parser will name
         if isinstance(obj, dict):
             objs.append(obj)
+    if objs and is_memoryapp_record(objs[0]):
+        return "memoryapp"
     votes: dict[str, int] = {}
     for obj in objs:
         found = _record_format(obj)
@@ -193,11 +203,13 @@ def _jsonl(text: str) -> str | None:
 
 def _text(text: str, filename: str) -> str | None:
     head = text[:_SNIFF_CHARS]
+    if _MEMORYAPP_YAML.match(head):
+        return "memoryapp"
     if is_cursor_export(head):
         return "cursor"
     if _AIDER.search(head) or filename.endswith("chat.history.md"):
         return "aider"
-    if _TURN.search(head) and _SPEAKER_LINE.search(head):
+    if (_TURN.search(head) and _SPEAKER_LINE.search(head)) or "\n<!-- memoryapp:session {" in head:
         return "conversation_md"
     if _PLAIN.search(head):
         return "plain_text"

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from memoryapp_client.transcript_files import find_transcripts
 from sessions.capture.importers import ImportFormatError, detect_format, parse, parse_path
 from sessions.capture.service import CaptureError, capture_sessions
+from sessions.management.console import progress_bar
 from teams.services import ensure_team_and_project
 
 
@@ -58,14 +58,7 @@ class Command(BaseCommand):
             "unknown": 0,
         }
         started = time.perf_counter()
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            transient=True,
-        ) as progress:
+        with progress_bar(console) as progress:
             task = progress.add_task("importing", total=len(files))
             for path in files:
                 progress.update(task, description=f"importing {path.name}")
