@@ -9,9 +9,12 @@ class MemoriesConfig(AppConfig):
         # Sessions and search never import this app: it listens to their signals and
         # registers into their hooks.
         from memories import receivers  # noqa: F401
+        from memories.diary.context import diary_sections
         from memories.retrieve.context import memory_sections
         from memories.retrieve.keys import evidence_messages
         from search import context_sections, extra_keys
 
+        # The diary first: a question about a person is answered from their diary first.
+        context_sections.register(diary_sections)
         context_sections.register(memory_sections)
         extra_keys.register(evidence_messages)
