@@ -27,7 +27,7 @@ def diary_zip(entries) -> bytes:
     """The zip of ``entries`` (a scoped queryset)."""
     files: dict[str, list[tuple[str, str]]] = defaultdict(list)
     rows = entries.select_related("project").order_by("person", "character", "day", "project_id")
-    for entry in rows.only("person", "character", "day", "text", "project__name"):
+    for entry in rows.defer("embedding", "search_vector", "happened"):
         files[entry_path(entry.person, entry.character, entry.day)].append(
             (entry.project.name, entry.text)
         )
