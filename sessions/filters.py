@@ -5,7 +5,9 @@ parameters — the API's query strings (the session list, search, entities), sea
 body, and the UI's GET forms — with the same checks and the same field errors everywhere.
 Two stores answer it: ``Filters.apply`` narrows a ``Session`` queryset (the API's and the
 UI's session lists, bulk selection), and ``search/filters.py`` writes the same conditions
-in SQL for search. Which caller sees what (teams, projects) is not a filter: that is
+in SQL for search. People and characters (seed 002): ``person`` is the session's
+``user_name``, and the character is the agent, ``agent`` (``agent_name``, where seed 002's
+``char_id`` goes; ``agent_persona`` only says how it presents itself). Which caller sees what (teams, projects) is not a filter: that is
 ``teams.access.Access``; ``project`` here only names the project to narrow it to.
 
 Every filter means the same on both stores. ``role`` is about messages: search keeps only
@@ -114,7 +116,11 @@ class FiltersSerializer(serializers.Serializer):
     """The filters of session lists, search, context and the entity list."""
 
     project = serializers.CharField(required=False, help_text="'team/project' or id")
-    agent = serializers.CharField(required=False, max_length=64)
+    agent = serializers.CharField(
+        required=False,
+        max_length=64,
+        help_text="the agent (agent_name); with a person, their character (seed 002's char_id)",
+    )
     workflow = serializers.CharField(required=False, max_length=100)
     person = serializers.CharField(
         required=False, max_length=200, help_text="the person the agent worked with"
