@@ -4,8 +4,9 @@ day, from that day's sessions and memories.
 An entry says what happened (each session of the day with its summary, or, with the
 optional LLM configured — ``SUMMARY_LLM_*``, as for session summaries — the model's summary
 of the day's messages), the decisions, the preferences, the open threads (open findings,
-sessions that did not complete) and the facts and learnings. Memories marked shared also go
-to the person's ``_shared`` entry of the day, which every character of the person reads.
+sessions that did not complete) and the facts and learnings. Memories marked shared go to
+the person's ``_shared`` entry of the day instead, which every character of the person
+reads (seed 002 "Cross-Character Memory").
 
 A session belongs to the days it was active on (started, or ended, within the day, UTC).
 Writing is an upsert on (project, person, character, day): re-running a day updates its
@@ -86,7 +87,7 @@ def distill_day(day: date, *, team_id: int | None = None) -> int:
 
 def _add_memories(drafts: dict[tuple, Draft], start, end, team_id: int | None) -> None:
     """The active memories of the day's sessions, and those said that day of no session;
-    shared ones also to the person's ``_shared`` draft."""
+    shared ones go to the person's ``_shared`` draft instead of their character's."""
     session_ids = [s.pk for d in drafts.values() for s in d.sessions]
     memories = (
         Memory.objects.active()
@@ -98,20 +99,16 @@ def _add_memories(drafts: dict[tuple, Draft], start, end, team_id: int | None) -
     )
     if team_id is not None:
         memories = memories.filter(team_id=team_id)
-    for memory in memories.defer("embedding").order_by("occurred_at", "id"):
+    rows = memories.select_related("session").defer("embedding", "session__embedding")
+    for memory in rows.order_by("occurred_at", "id"):
         character = memory.agent or (memory.session.agent_name if memory.session_id else "")
-        own = drafts.get((memory.project_id, memory.person, character))
-        if own is None and character and not memory.shared:
-            own = drafts.setdefault(
-                (memory.project_id, memory.person, character),
-                Draft(memory.team_id, memory.project_id, memory.person, character),
-            )
-        if own is not None:
-            own.memories.append(memory)
         if memory.shared:
-            key = (memory.project_id, memory.person, SHARED)
-            shared = drafts.setdefault(key, Draft(memory.team_id, *key))
-            shared.memories.append(memory)
+            character = SHARED
+        if not character:
+            continue  # no character's: not a diary's
+        key = (memory.project_id, memory.person, character)
+        draft = drafts.setdefault(key, Draft(memory.team_id, *key))
+        draft.memories.append(memory)
 
 
 def _entry(day: date, draft: Draft) -> DiaryEntry:

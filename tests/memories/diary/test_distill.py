@@ -29,7 +29,7 @@ def test_one_entry_per_person_character_and_day_with_its_sections(sam):
     assert cathy.sessions == [sam["cathy"].public_id]
     assert "Lisbon" in cathy.happened
     assert cathy.decisions == ["Take the night train to Lisbon"]
-    assert cathy.preferences == ["Sam is vegetarian"]
+    assert cathy.preferences == []  # shared: in _shared only
     assert cathy.facts == ["Sam's sister lives in Porto"]
     assert cathy.text.startswith("# sam with cathy — 2026-01-11")
     assert "## Decisions\n- Take the night train to Lisbon" in cathy.text
