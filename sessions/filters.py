@@ -5,10 +5,12 @@ parameters — the API's query strings (the session list, search, entities), sea
 body, and the UI's GET forms — with the same checks and the same field errors everywhere.
 Two stores answer it: ``Filters.apply`` narrows a ``Session`` queryset (the API's and the
 UI's session lists, bulk selection), and ``search/filters.py`` writes the same conditions
-in SQL for search. People and characters (seed 002): ``person`` is the session's
-``user_name``, and the character is the agent, ``agent`` (``agent_name``, where seed 002's
-``char_id`` goes; ``agent_persona`` only says how it presents itself). Which caller sees what (teams, projects) is not a filter: that is
+in SQL for search. Which caller sees what (teams, projects) is not a filter: that is
 ``teams.access.Access``; ``project`` here only names the project to narrow it to.
+
+People and characters (seed 002): ``person`` is the session's ``user_name``; the character
+is the agent, ``agent`` (``agent_name``, where seed 002's ``char_id`` goes; ``agent_persona``
+only says how it presents itself), so no filter of its own.
 
 Every filter means the same on both stores. ``role`` is about messages: search keeps only
 messages of that speaker, and a session list (or search by entity alone) keeps the
