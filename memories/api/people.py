@@ -23,9 +23,11 @@ from rest_framework.response import Response
 from memories.api.views import MemoryScopedMixin
 from memories.diary import recent
 from memories.diary.export import diary_zip
+from memories.diary.models import DiaryEntry
 from memories.diary.query import narrowed, visible
 from memories.diary.search import search_diary
 from memoryapp.openapi import error
+from search.api.serializers import MessageRefSerializer
 from teams.models import Role
 from teams.viewsets import ScopedAPIView
 
@@ -45,14 +47,12 @@ class RecentParamsSerializer(serializers.Serializer):
     )
 
 
-class EventSerializer(serializers.Serializer):
+class EventSerializer(MessageRefSerializer):
+    """A message as search refers to it, with its session, character and content."""
+
     session = serializers.CharField(source="session.public_id")
     character = serializers.CharField(source="session.agent_name")
-    seq = serializers.IntegerField()
-    role = serializers.CharField()
-    author = serializers.CharField()
     content = serializers.CharField()
-    timestamp = serializers.DateTimeField(allow_null=True)
 
 
 class RecentSerializer(serializers.Serializer):
@@ -79,23 +79,19 @@ class DiaryParamsSerializer(serializers.Serializer):
         return attrs
 
 
-class DiaryEntrySerializer(serializers.Serializer):
+class DiaryEntrySerializer(serializers.ModelSerializer):
     project = serializers.CharField(source="project.__str__")
-    person = serializers.CharField()
-    character = serializers.CharField()
-    day = serializers.DateField()
-    text = serializers.CharField(help_text="the entry as Markdown")
-    happened = serializers.CharField()
-    decisions = serializers.ListField(child=serializers.CharField())
-    preferences = serializers.ListField(child=serializers.CharField())
-    open_threads = serializers.ListField(child=serializers.CharField())
-    facts = serializers.ListField(child=serializers.CharField())
-    sessions = serializers.ListField(child=serializers.CharField(), help_text="their ids")
-    method = serializers.CharField(help_text="offline or llm")
-    updated_at = serializers.DateTimeField()
     relevance = serializers.FloatField(
         allow_null=True, help_text="with q: cosine similarity to the query, 0..1; else null"
     )
+
+    class Meta:
+        model = DiaryEntry
+        fields = [
+            "project", "person", "character", "day", "text", "happened", "decisions",
+            "preferences", "open_threads", "facts", "sessions", "method", "updated_at",
+            "relevance",
+        ]  # fmt: skip
 
 
 class DiaryListSerializer(serializers.Serializer):

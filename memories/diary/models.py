@@ -15,9 +15,10 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
-from sessions.models import EMBEDDING_DIMENSIONS, SEARCH_CONFIG
+# The one definition of an embedding column's HNSW index (cosine, default build parameters).
+from sessions.models import EMBEDDING_DIMENSIONS, SEARCH_CONFIG, _embedding_index
 from teams.models import Project, Team
 
 SHARED = "_shared"  # the character whose entries every character of the person reads
@@ -63,13 +64,7 @@ class DiaryEntry(models.Model):
         indexes = [
             models.Index(fields=["team", "person", "-day"], name="diary_person_day_idx"),
             GinIndex(fields=["search_vector"], name="diary_search_gin"),
-            HnswIndex(
-                name="diary_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            _embedding_index("diary_embedding_hnsw"),
         ]
 
     def __str__(self) -> str:
