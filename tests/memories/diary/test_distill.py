@@ -103,3 +103,25 @@ def test_any_sequence_of_reruns_keeps_one_entry_per_key_matching_a_fresh_run(sam
     fresh = {k: (e.text, e.sessions) for k, e in entries().items()}
     assert after_rerun == fresh
     assert DiaryEntry.objects.count() == len(fresh)
+
+
+def test_with_the_optional_model_configured_it_writes_what_happened(sam, settings):
+    from tests.sessions.test_summary import CANNED, Server
+
+    with Server("ok") as server:
+        settings.SUMMARY_LLM_URL, settings.SUMMARY_LLM_MODEL = server.url, "tiny"
+        distill_day(DAY)
+    cathy = entries()[("sam", "cathy", DAY)]
+    assert cathy.method == "llm" and cathy.happened == CANNED
+    assert "Lisbon" in server.requests[0]["body"]["messages"][1]["content"]
+    assert cathy.decisions == ["Take the night train to Lisbon"]  # the sections stay offline
+
+
+def test_when_the_model_fails_the_offline_entry_is_written(sam, settings):
+    from tests.sessions.test_summary import Server
+
+    with Server("error") as server:
+        settings.SUMMARY_LLM_URL, settings.SUMMARY_LLM_MODEL = server.url, "tiny"
+        distill_day(DAY)
+    cathy = entries()[("sam", "cathy", DAY)]
+    assert cathy.method == "offline" and "Lisbon" in cathy.happened
