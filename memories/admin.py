@@ -96,3 +96,6 @@ class DiaryEntryAdmin(TeamScopedAdmin):
         "updated_at",
     ]
     list_select_related = ["project", "project__team"]
+
+    def has_add_permission(self, request) -> bool:
+        return False

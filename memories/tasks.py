@@ -14,6 +14,7 @@ from memories.enrich import run
 from memories.enrich.poke import EXTRACTION
 from sessions.enrich import pipeline
 from sessions.tasks import RETRYING, TASK_BUDGET_SECONDS, embed_pending  # the same as theirs
+from teams.models import Team
 
 logger = logging.getLogger(__name__)
 
@@ -57,4 +58,6 @@ def distill_diaries(day: str = "") -> dict:
     days = [date.fromisoformat(day)] if day else [timezone.now().date() - timedelta(days=1)]
     if not day:
         days.append(timezone.now().date())
-    return {d.isoformat(): distill.distill_day(d) for d in days}
+    # One team at a time: each team's day is written in its own transaction.
+    team_ids = list(Team.objects.order_by("pk").values_list("pk", flat=True))
+    return {d.isoformat(): sum(distill.distill_day(d, team_id=t) for t in team_ids) for d in days}
