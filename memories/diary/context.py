@@ -14,10 +14,14 @@ import re
 from memories.diary.query import narrowed, visible
 from search.context_sections import Section, SectionRequest
 from sessions.embedding.tokens import count_tokens
+from sessions.enrich.text import STOPWORDS
 from teams.access import Access
 
 MAX_ENTRIES = 14
 MAX_PEOPLE = 1000  # distinct people looked for in a query
+# Names that are also everyday words ("me", "user") would match most queries: such a
+# person's diary comes into the context only through the person filter.
+NOT_NAMES = STOPWORDS | {"user", "assistant", "agent", "human", "system", "person", "default"}
 
 
 def diary_sections(request: SectionRequest) -> list[Section]:
@@ -45,7 +49,8 @@ def diary_sections(request: SectionRequest) -> list[Section]:
 
 def named_person(access: Access, query: str) -> str:
     """The person with diary entries whose name the query says as a word, the longest name
-    first ("Sam Lee" before "Sam"); "" for none."""
+    first ("Sam Lee" before "Sam"); "" for none. Names that are everyday words (``NOT_NAMES``)
+    are not looked for."""
     if not query.strip():
         return ""
     people = (visible(access).order_by("person").values_list("person", flat=True).distinct())[
@@ -53,6 +58,8 @@ def named_person(access: Access, query: str) -> str:
     ]
     text = query.casefold()
     for person in sorted(people, key=len, reverse=True):
+        if len(person) < 2 or person.casefold() in NOT_NAMES:
+            continue
         if re.search(rf"(?<!\w){re.escape(person.casefold())}(?!\w)", text):
             return person
     return ""

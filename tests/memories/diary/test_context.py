@@ -9,7 +9,7 @@ import pytest
 from memories.diary.distill import distill_day
 from tests.clients import client_for
 from tests.memories.conftest import token_client
-from tests.memories.diary.conftest import DAY
+from tests.memories.diary.conftest import DAY, chat
 
 pytestmark = pytest.mark.django_db
 
@@ -70,3 +70,11 @@ def test_person_and_agent_narrow_the_session_list_and_search(diary, project):
     assert found["results"] == []
     found = agent.post("/api/v1/search", {"q": "parser", "person": "sam"}, format="json").json()
     assert {r["session"]["id"] for r in found["results"]} == {diary["rex"].public_id}
+
+
+def test_a_person_named_like_an_everyday_word_comes_only_by_the_filter(project):
+    chat(project, "me", "cathy", [("user", "I like tea.")])
+    distill_day(DAY)
+    agent = token_client(project, "read")
+    assert "## Diary" not in context(agent, query="tell me about the parser")
+    assert context(agent, query="tea", person="me").startswith("## Diary: me")
