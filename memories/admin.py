@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from memories.diary.models import DiaryEntry
 from memories.models import Memory, MemoryExtraction, MemoryLink
 from sessions.models import EnrichmentStatus
 from teams.admin import TeamScopedAdmin
@@ -17,12 +18,14 @@ class MemoryAdmin(TeamScopedAdmin):
         "status",
         "resolution",
         "agent",
+        "person",
+        "shared",
         "origin",
         "priority",
         "occurred_at",
     ]
-    list_filter = ["type", "status", "resolution", "origin", "scope", "pinned", "project"]
-    search_fields = ["public_id", "content", "topic", "agent"]
+    list_filter = ["type", "status", "resolution", "origin", "scope", "pinned", "shared", "project"]
+    search_fields = ["public_id", "content", "topic", "agent", "person"]
     date_hierarchy = "occurred_at"
     raw_id_fields = ["session", "created_by", "deleted_by"]
     readonly_fields = [
@@ -64,3 +67,35 @@ class MemoryExtractionAdmin(TeamScopedAdmin):
             status=EnrichmentStatus.PENDING, attempts=0, error=""
         )
         self.message_user(request, f"Re-queued {count} extraction(s).")
+
+
+@admin.register(DiaryEntry)
+class DiaryEntryAdmin(TeamScopedAdmin):
+    """Diaries are written by distillation (memories/diary/distill.py): read-only here."""
+
+    list_display = ["person", "character", "day", "project", "method", "updated_at"]
+    list_filter = ["method", "project"]
+    search_fields = ["person", "character", "text"]
+    date_hierarchy = "day"
+    exclude = ["embedding"]
+    readonly_fields = [
+        "team",
+        "project",
+        "person",
+        "character",
+        "day",
+        "happened",
+        "decisions",
+        "preferences",
+        "open_threads",
+        "facts",
+        "sessions",
+        "text",
+        "method",
+        "created_at",
+        "updated_at",
+    ]
+    list_select_related = ["project", "project__team"]
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -9,6 +9,7 @@ class MemoriesConfig(AppConfig):
         # Sessions and search never import this app: it listens to their signals and
         # registers into their hooks.
         from memories import receivers  # noqa: F401
+        from memories.diary.context import diary_sections
         from memories.portable.project_section import SECTION as PROJECT_MEMORIES
         from memories.portable.session_section import SECTION as MEMORIES_SECTION
         from memories.retrieve.context import memory_sections
@@ -17,6 +18,8 @@ class MemoriesConfig(AppConfig):
         from sessions.backup import sections
         from sessions.forget import attachments
 
+        # The diary first: a question about a person is answered from their diary first.
+        context_sections.register(diary_sections)
         context_sections.register(memory_sections)
         extra_keys.register(evidence_messages)
         attachments.register(MEMORIES_SECTION)

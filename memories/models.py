@@ -149,6 +149,15 @@ class Memory(models.Model):
     agent = models.CharField(
         max_length=64, blank=True, help_text="The agent that made, found or holds it."
     )
+    # Seed 002's people and characters: the agent above is the character.
+    person = models.CharField(
+        max_length=200, blank=True, help_text="The person it is of (its session's user_name)."
+    )
+    shared = models.BooleanField(
+        default=False,
+        help_text="Visible to every character of its person (seed 002 _shared); else to its "
+        "agent's character only, when a person's character asks.",
+    )
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.AGENT)
     created_by = user_or_null()
     extractor = models.CharField(
@@ -210,6 +219,9 @@ class Memory(models.Model):
                 name="memory_open_findings_idx",
             ),
             models.Index(fields=["session"], name="memory_session_idx"),
+            models.Index(
+                fields=["team", "person"], condition=~models.Q(person=""), name="memory_person_idx"
+            ),
             models.Index(fields=["project", "type", "fingerprint"], name="memory_fingerprint_idx"),
             models.Index(
                 fields=["project", "type", "topic"],
@@ -332,3 +344,7 @@ class MemoryExtraction(models.Model):
 
     def __str__(self) -> str:
         return f"extraction of session {self.session_id}: {self.status}"
+
+
+# The diary's model lives in its own package; imported here so Django registers it.
+from memories.diary.models import DiaryEntry  # noqa: E402, F401

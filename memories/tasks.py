@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import date, timedelta
 
 from celery import shared_task
+from django.utils import timezone
 
+from memories.diary import distill
 from memories.enrich import run
 from memories.enrich.poke import EXTRACTION
 from sessions.enrich import pipeline
 from sessions.tasks import RETRYING, TASK_BUDGET_SECONDS, embed_pending  # the same as theirs
+from teams.models import Team
 
 logger = logging.getLogger(__name__)
 
@@ -45,3 +49,15 @@ def sweep() -> dict:
     if pending:
         extract_pending.delay()
     return {"requeued": requeued, "pending": pending}
+
+
+@shared_task(name="memories.tasks.distill_diaries", ignore_result=True, **RETRYING)
+def distill_diaries(day: str = "") -> dict:
+    """Beat, daily: the diary entries of yesterday (now complete) and of today so far; with
+    ``day`` (YYYY-MM-DD), that day's. Re-running a day updates its entries."""
+    days = [date.fromisoformat(day)] if day else [timezone.now().date() - timedelta(days=1)]
+    if not day:
+        days.append(timezone.now().date())
+    # One team at a time: each team's day is written in its own transaction.
+    team_ids = list(Team.objects.order_by("pk").values_list("pk", flat=True))
+    return {d.isoformat(): sum(distill.distill_day(d, team_id=t) for t in team_ids) for d in days}

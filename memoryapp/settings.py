@@ -384,6 +384,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(hour=5, minute=0),
         "options": {"expires": 12 * 3600},
     },
+    # Daily: one diary entry per person, character and day (memories/diary/distill.py).
+    "distill-diaries": {
+        "task": "memories.tasks.distill_diaries",
+        "schedule": crontab(hour=0, minute=30),
+        "options": {"expires": 12 * 3600},
+    },
 }
 
 # --- Logging --------------------------------------------------------------------------

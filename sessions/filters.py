@@ -8,6 +8,10 @@ UI's session lists, bulk selection), and ``search/filters.py`` writes the same c
 in SQL for search. Which caller sees what (teams, projects) is not a filter: that is
 ``teams.access.Access``; ``project`` here only names the project to narrow it to.
 
+People and characters (seed 002): ``person`` is the session's ``user_name``; the character
+is the agent, ``agent`` (``agent_name``, where seed 002's ``char_id`` goes; ``agent_persona``
+only says how it presents itself), so no filter of its own.
+
 Every filter means the same on both stores. ``role`` is about messages: search keeps only
 messages of that speaker, and a session list (or search by entity alone) keeps the
 sessions that have at least one.
@@ -114,7 +118,11 @@ class FiltersSerializer(serializers.Serializer):
     """The filters of session lists, search, context and the entity list."""
 
     project = serializers.CharField(required=False, help_text="'team/project' or id")
-    agent = serializers.CharField(required=False, max_length=64)
+    agent = serializers.CharField(
+        required=False,
+        max_length=64,
+        help_text="the agent (agent_name); with a person, their character (seed 002's char_id)",
+    )
     workflow = serializers.CharField(required=False, max_length=100)
     person = serializers.CharField(
         required=False, max_length=200, help_text="the person the agent worked with"

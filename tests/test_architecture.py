@@ -41,6 +41,7 @@ PINNED_TASK_NAMES = {
     "search.tasks.warm_buffers",
     "memories.tasks.extract_pending",
     "memories.tasks.sweep",
+    "memories.tasks.distill_diaries",
 }
 
 

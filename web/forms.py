@@ -34,6 +34,7 @@ LABELS = {
     "entity_type": "Entity type",
     "role": "Speaker",
     "min_priority": "Priority at least",
+    "agent": "Agent (character)",
 }
 PLACEHOLDERS = {"entity": "src/auth.py"}
 

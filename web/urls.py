@@ -7,6 +7,7 @@ from web.views import (
     home,
     memories,
     memories_export,
+    people,
     project_archive,
     removal,
     search,
@@ -58,6 +59,10 @@ urlpatterns = [
         memories.memory_delete,
         name="memory-delete",
     ),
+    path("people", people.people_list, name="people"),
+    # A person's name may hold "/": the download's pattern is tried first.
+    path("people/<path:person>/diary.zip", people.person_diary_export, name="person-export"),
+    path("people/<path:person>", people.person_diary, name="person"),
     path("search", search.search_page, name="search"),
     path("trash", trash.trash, name="trash"),
     path("deletions", deletions.deletions, name="deletions"),

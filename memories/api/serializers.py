@@ -138,7 +138,13 @@ class MemoryInSerializer(StorableFieldsMixin, StrictSerializer):
     tags = serializers.ListField(
         child=serializers.CharField(max_length=64), required=False, max_length=MAX_TAGS
     )
-    agent = text(64, help_text="the agent that made, found or holds it")
+    agent = text(64, help_text="the agent that made, found or holds it (a person's character)")
+    person = text(200, help_text="the person it is of (default: its session's user_name)")
+    shared = serializers.BooleanField(
+        required=False,
+        help_text="visible to every character (agent) of its person; else, when a person's "
+        "character asks, only to its own agent",
+    )
     scope = serializers.ChoiceField(
         choices=MemoryScope.choices,
         required=False,
@@ -327,6 +333,8 @@ class MemorySerializer(serializers.ModelSerializer):
             "severity",
             "resolution",
             "agent",
+            "person",
+            "shared",
             "origin",
             "created_by",
             "extractor",
@@ -491,6 +499,15 @@ class MemoryFiltersSerializer(serializers.Serializer):
     tag = serializers.CharField(max_length=64, required=False)
     topic = serializers.CharField(max_length=100, required=False, help_text="the topic key")
     agent = serializers.CharField(max_length=64, required=False)
+    person = serializers.CharField(
+        max_length=200, required=False, help_text="memories of this person (user_name)"
+    )
+    character = serializers.CharField(
+        max_length=64,
+        required=False,
+        help_text="what this character (agent) may read: its own memories, those marked "
+        "shared and those of no agent",
+    )
     session = serializers.CharField(max_length=64, required=False, help_text="a session's id")
     after = StorableDateTimeField(required=False, help_text="said at or after this time")
     before = StorableDateTimeField(required=False, help_text="said before this time")
@@ -524,6 +541,8 @@ class MemoryFiltersSerializer(serializers.Serializer):
             tag=data.get("tag", ""),
             topic=data.get("topic", ""),
             agent=data.get("agent", ""),
+            person=data.get("person", ""),
+            character=data.get("character", "").strip().lower(),
             session_id=session_id,
             after=data.get("after"),
             before=data.get("before"),

@@ -311,6 +311,8 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
             confidence=values.get("confidence", ""),
             severity=values.get("severity", ""),
             agent=values.get("agent", ""),
+            person=values.get("person", ""),
+            shared=values.get("shared", False),
             scope=values.get("scope", MemoryScope.PROJECT),
             origin=Origin.AGENT if self.access.is_agent else Origin.PERSON,
             created_by=None if self.access.is_agent else request.user,

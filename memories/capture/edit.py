@@ -26,7 +26,17 @@ from memories.forget.decay import priority_of
 from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus
 
 # Columns an edit may set directly; the type's own fields go into ``details``.
-EDITABLE_COLUMNS = ("content", "topic", "tags", "agent", "confidence", "severity", "pinned")
+EDITABLE_COLUMNS = (
+    "content",
+    "topic",
+    "tags",
+    "agent",
+    "person",
+    "confidence",
+    "severity",
+    "pinned",
+    "shared",
+)
 
 
 def _locked(memory: Memory) -> Memory:

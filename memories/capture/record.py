@@ -73,6 +73,8 @@ class MemoryDraft:
     severity: str = ""
     resolution: str = ""
     agent: str = ""
+    person: str = ""  # default: its session's person (user_name)
+    shared: bool = False  # every character of the person sees it (seed 002 _shared)
     scope: str = MemoryScope.PROJECT
     origin: str = Origin.AGENT
     created_by: object = None
@@ -196,6 +198,8 @@ def _create(project: Project, draft: MemoryDraft) -> Memory:
         severity=draft.severity,
         resolution=draft.resolution,
         agent=draft.agent[:64],
+        person=(draft.person or (draft.session.user_name if draft.session else ""))[:200],
+        shared=draft.shared,
         origin=draft.origin,
         created_by=draft.created_by if getattr(draft.created_by, "pk", None) else None,
         extractor=draft.extractor,

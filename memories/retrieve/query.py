@@ -25,6 +25,11 @@ class MemoryFilters:
     tag: str = ""
     topic: str = ""
     agent: str = ""
+    person: str = ""  # the memories of this person
+    # What a conversation with this person may read: theirs and those of no person.
+    for_person: str = ""
+    # Seed 002: a character reads its own memories, the shared ones and those of no agent.
+    character: str = ""
     session_id: int | None = None
     after: datetime | None = None
     before: datetime | None = None
@@ -58,6 +63,12 @@ def apply(queryset, filters: MemoryFilters):
         queryset = queryset.filter(topic=f.topic)
     if f.agent:
         queryset = queryset.filter(agent=f.agent)
+    if f.person:
+        queryset = queryset.filter(person=f.person)
+    if f.for_person:
+        queryset = queryset.filter(person__in=(f.for_person, ""))
+    if f.character:
+        queryset = queryset.filter(Q(agent__in=(f.character, "")) | Q(shared=True))
     if f.session_id is not None:
         queryset = queryset.filter(session_id=f.session_id)
     if f.after:

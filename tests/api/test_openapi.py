@@ -77,6 +77,9 @@ DOCUMENTED = {
     "GET /api/v1/memories/timeline": {200, 400, 401, 403, 404, 503},
     "GET /api/v1/agent-states/{agent}": {200, 400, 401, 403, 404, 503},
     "PUT /api/v1/agent-states/{agent}": {200, 201, 400, 401, 403, 404, 413, 415, 503},
+    "GET /api/v1/people/{person}/recent": {200, 400, 401, 403, 404, 503},
+    "GET /api/v1/diary": {200, 400, 401, 403, 404, 503},
+    "GET /api/v1/diary/export": {200, 400, 401, 403, 404, 503},
 }
 
 

@@ -94,6 +94,10 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/v1/memories/{id}/links": {"project", "target", "kind"},
     "GET /api/v1/agent-states/{agent}": {"project", "session"},
     "PUT /api/v1/agent-states/{agent}": {"project", "session", "agent"},
+    "GET /api/v1/people/{person}/recent": {"project"},
+    # the days' range: before later than after
+    "GET /api/v1/diary": {"project", "before"},
+    "GET /api/v1/diary/export": {"project", "before"},
 }
 
 schema = load_schema()

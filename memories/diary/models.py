@@ -1,0 +1,71 @@
+"""A diary entry: what one person did with one character on one day (seed 002's
+``diary/<person_id>/<char_id>/YYYY-MM-DD.md``).
+
+The character ``_shared`` holds what every character of the person may read: the day's
+memories marked shared (seed 002 "Cross-Character Memory").
+
+One row per project, person, character and day (a unique constraint): distillation writes
+it by ``INSERT … ON CONFLICT DO UPDATE``, so re-running a day updates it and two runs at
+once cannot make two.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from pgvector.django import VectorField
+
+# The one definition of an embedding column's HNSW index (cosine, default build parameters).
+from sessions.models import EMBEDDING_DIMENSIONS, SEARCH_CONFIG, _embedding_index
+from teams.models import Project, Team
+
+SHARED = "_shared"  # the character whose entries every character of the person reads
+
+
+class DiaryEntry(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="diary_entries", db_index=False
+    )
+    person = models.CharField(max_length=200, help_text="The session's user_name.")
+    character = models.CharField(
+        max_length=64, help_text=f"The session's agent_name, or {SHARED} for every character."
+    )
+    day = models.DateField(help_text="The day (UTC) it is about.")
+    happened = models.TextField(blank=True, help_text="What happened, one line per session.")
+    decisions = ArrayField(models.TextField(), default=list, blank=True)
+    preferences = ArrayField(models.TextField(), default=list, blank=True)
+    open_threads = ArrayField(models.TextField(), default=list, blank=True)
+    facts = ArrayField(models.TextField(), default=list, blank=True)
+    sessions = ArrayField(
+        models.CharField(max_length=100), default=list, blank=True, help_text="Public ids."
+    )
+    text = models.TextField(help_text="The entry as Markdown (what is searched and exported).")
+    method = models.CharField(max_length=10, default="offline", help_text="offline or llm")
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config=SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["person", "-day", "character"]
+        verbose_name_plural = "diary entries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "person", "character", "day"], name="diary_entry_uniq"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["team", "person", "-day"], name="diary_person_day_idx"),
+            GinIndex(fields=["search_vector"], name="diary_search_gin"),
+            _embedding_index("diary_embedding_hnsw"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.person}/{self.character}/{self.day:%Y-%m-%d}"
