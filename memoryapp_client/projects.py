@@ -4,7 +4,8 @@
 ``-C-projects-web-app``: path separators become hyphens, ':' is dropped, and the slug always
 starts with '-'. The server finds (or, for a team-level token allowed to, creates) the
 project by it; the client sends it in the ``X-Memoryapp-Directory`` header on every request,
-so the CLI, the hooks and the MCP server need nothing but ``MemoryClient(directory=...)``.
+so the CLI, the hooks and the MCP server need nothing but ``MemoryClient(directory=...)``
+(the header's value is percent-encoded UTF-8: ``header_value``).
 
 A ``project`` value is a working directory when it starts with '-' (a slug), '/', '\\', '~',
 '.' or a drive letter; otherwise it is 'team/project' or an id, as before.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from pathlib import Path
 
 DIRECTORY_HEADER = "X-Memoryapp-Directory"
@@ -30,6 +32,12 @@ def project_slug(path: str | os.PathLike) -> str:
     return slug if slug.startswith("-") else "-" + slug
 
 
+def header_value(slug: str) -> str:
+    """The slug as the header carries it: percent-encoded UTF-8, since HTTP headers are
+    Latin-1 and paths are not (the server decodes it; ASCII slugs are unchanged)."""
+    return urllib.parse.quote(slug, safe="-._~/\\:!$&'()*+,;=@")
+
+
 def is_directory(reference: str) -> bool:
     """Whether a ``project`` value names a working directory (else 'team/project' or id)."""
     return reference.startswith(("-", "/", "\\", "~", ".")) or bool(_WINDOWS_PATH.match(reference))
@@ -37,8 +45,8 @@ def is_directory(reference: str) -> bool:
 
 def directory_slug(path: str | os.PathLike | None = None) -> str:
     """The slug of ``path`` (default: the current directory), made absolute and resolved
-    on this machine; a Windows path is taken as written."""
-    if path is not None and _WINDOWS_PATH.match(str(path)):
+    on this machine; a Windows path is taken as written, a slug ('-…') returned as is."""
+    if path is not None and (_WINDOWS_PATH.match(str(path)) or str(path).startswith("-")):
         return project_slug(path)
     where = Path(path if path is not None else os.getcwd()).expanduser()
     return project_slug(where.resolve())

@@ -8,6 +8,8 @@ same way on every client). The project is the team's one whose ``directory`` is 
 
 from __future__ import annotations
 
+import urllib.parse
+
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 from rest_framework import exceptions
@@ -39,7 +41,8 @@ def directory_of(reference: str, field: str = "project") -> str | None:
 
 def header_directory(request) -> str | None:
     """The working directory a request's header names (any path or slug), or None."""
-    value = request.headers.get(DIRECTORY_HEADER, "").strip()
+    # Percent-encoded UTF-8 (memoryapp_client.projects.header_value): headers are Latin-1.
+    value = urllib.parse.unquote(request.headers.get(DIRECTORY_HEADER, "")).strip()
     if not value:
         return None
     if not is_directory(value):
