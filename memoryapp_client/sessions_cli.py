@@ -18,7 +18,7 @@ examples:
   memoryapp sessions list --all-projects           # every project the token sees
   memoryapp sessions list --project ~/repos/web    # another directory's project
   memoryapp sessions list --project acme/web       # a project by name
-  memoryapp sessions list --agent architect --since 2025-01-01 --sort -message_count
+  memoryapp sessions list --agent architect --since 2025-01-01 --sort message_count
   memoryapp sessions list --status completed --topic auth --limit 100 --json
 
 The project is the working directory's (/home/me/repos/myapp is -home-me-repos-myapp) for a
@@ -125,7 +125,7 @@ def list_sessions(args, client) -> int:
     params = {api: getattr(args, api) for _, api, _ in FILTERS}
     params.update(
         project=project_reference(args.project),
-        ordering=args.sort,
+        ordering=("" if args.reverse else "-") + args.sort,
         limit=args.limit,
         deleted=True if args.trash else None,
     )
@@ -213,11 +213,12 @@ def add_parsers(sub, formatter) -> None:
         listing.add_argument(flag, dest=api, metavar=metavar, help=text)
     listing.add_argument(
         "--sort",
-        choices=[*SORTS, *(f"-{s}" for s in SORTS)],
+        choices=SORTS,
+        default="started_at",
         metavar="FIELD",
-        help=f"order by {', '.join(SORTS)}; '-' first for descending (default -started_at: "
-        "newest first)",
+        help=f"order by {', '.join(SORTS)}: newest or largest first (default started_at)",
     )
+    listing.add_argument("--reverse", action="store_true", help="oldest or smallest first instead")
     listing.add_argument(
         "--limit", type=int, default=50, help="at most this many (default 50, max 500)"
     )
