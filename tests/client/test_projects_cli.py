@@ -172,7 +172,8 @@ def test_a_project_token_lists_its_project_from_any_directory(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_similar_lists_the_nearest_sessions(memory, capsys):
+def test_similar_lists_the_nearest_sessions(memory, capsys, settings):
+    settings.SESSION_ENRICH_DELAY_SECONDS = 0  # summarise now, not after a quiet spell
     while pipeline.enrich_pending_sessions():  # summaries, and so the sessions' vectors
         pass
     assert main(["similar", memory["auth"], "--limit", "2"]) == 0
