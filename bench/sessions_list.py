@@ -54,7 +54,8 @@ SELECT %(team)s, %(project)s, 'b-' || %(project)s || '-' || g, '', agents[1 + g 
     (ARRAY['completed', 'completed', 'interrupted', 'error'])[1 + g %% 4], 'active',
     now() - (g * interval '1 minute') * (525600.0 / %(count)s),
     now() - (g * interval '1 minute') * (525600.0 / %(count)s) + interval '20 minutes',
-    1 + (g::bigint * 7919) %% 400, 1000 + (g::bigint * 104729) %% 900000, ARRAY['release'], '{}', '{}',
+    1 + (g::bigint * 7919) %% 400, 1000 + (g::bigint * 104729) %% 900000,
+    ARRAY['release'], '{}', '{}',
     'A summary of session ' || g, '', -1, 'done', '', 0, now(), now(), 0, 1.0, ''
 FROM generate_series(%(start)s, %(stop)s) AS g,
      (SELECT %(agents)s::text[] AS agents) AS a
@@ -161,7 +162,8 @@ def main() -> None:
 
         sizes = sorted(args.sizes)
         print()
-        print(f"{'case':<10} {'sessions':>9} {'p50 ms':>7} {'p95 ms':>7} {'queries':>7} {'rows':>5}")
+        head = ("case", "sessions", "p50 ms", "p95 ms", "queries", "rows")
+        print(f"{head[0]:<10} {head[1]:>9} {head[2]:>7} {head[3]:>7} {head[4]:>7} {head[5]:>5}")
         for name in CASES:
             for size in sizes:
                 p50, p95, queries, rows = results[(name, size)]
