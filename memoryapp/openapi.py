@@ -224,12 +224,13 @@ DIRECTORY_PARAMETER = {
     "name": DIRECTORY_HEADER,
     "in": "header",
     "required": False,
-    "schema": {"type": "string", "maxLength": DIRECTORY_MAX_LENGTH},
+    # No maxLength: a project token ignores the header, whatever its length.
+    "schema": {"type": "string"},
     "description": "The agent's working directory (a path, or seed 004's slug: "
-    "/home/user/repos/myapp → -home-user-repos-myapp). When no `project` is given, a "
-    "team-level token works in that directory's project, created on first use when the "
-    "token has the 'projects' permission (403 naming it otherwise). A project token ignores "
-    "it.",
+    "/home/user/repos/myapp → -home-user-repos-myapp; percent-encoded UTF-8). When no "
+    "`project` is given, a team-level token works in that directory's project, created on "
+    "first use when the token has the 'projects' permission (403 naming it otherwise); "
+    f"longer than {DIRECTORY_MAX_LENGTH} characters is a 400. A project token ignores it.",
 }
 
 
