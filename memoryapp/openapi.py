@@ -41,7 +41,8 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 from memoryapp import error_codes
-from teams.models import TOKEN_PREFIX
+from teams.directories import DIRECTORY_HEADER
+from teams.models import DIRECTORY_MAX_LENGTH, TOKEN_PREFIX
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -218,6 +219,21 @@ class KnownParametersOnlyExtension(OpenApiSerializerExtension):
         return schema
 
 
+# teams/viewsets.py (ScopedMixin.named_project): the project by the agent's working directory.
+DIRECTORY_PARAMETER = {
+    "name": DIRECTORY_HEADER,
+    "in": "header",
+    "required": False,
+    # No maxLength: a project token ignores the header, whatever its length.
+    "schema": {"type": "string"},
+    "description": "The agent's working directory (a path, or seed 004's slug: "
+    "/home/user/repos/myapp → -home-user-repos-myapp; percent-encoded UTF-8). When no "
+    "`project` is given, a team-level token works in that directory's project, created on "
+    "first use when the token has the 'projects' permission (403 naming it otherwise); "
+    f"longer than {DIRECTORY_MAX_LENGTH} characters is a 400. A project token ignores it.",
+}
+
+
 class AutoSchema(openapi.AutoSchema):
     """drf-spectacular's AutoSchema, documenting the error answers of each endpoint kind."""
 
@@ -228,6 +244,8 @@ class AutoSchema(openapi.AutoSchema):
         if "requestBody" in operation and self._takes_any_media_type():
             # The view reads the raw bytes itself and refuses an empty body.
             operation["requestBody"]["required"] = True
+        if self._names_a_project(operation):
+            operation.setdefault("parameters", []).append(DIRECTORY_PARAMETER)
         for parameter in operation.get("parameters", []):
             if parameter["in"] == "query" and not parameter.get("required"):
                 # As in an HTML form, an empty value means the parameter is not given.
@@ -263,6 +281,11 @@ class AutoSchema(openapi.AutoSchema):
         if "project" in query or "project" in self._request_fields():
             codes.add(404)
         return codes
+
+    def _names_a_project(self, operation) -> bool:
+        """Whether the endpoint takes a ``project``, and so the working-directory header."""
+        query = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+        return "project" in query or "project" in self._request_fields()
 
     def _takes_any_media_type(self) -> bool:
         return any(parser.media_type == "*/*" for parser in self.view.get_parsers())

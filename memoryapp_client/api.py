@@ -13,6 +13,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from memoryapp_client.projects import DIRECTORY_HEADER, directory_slug, header_value
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 RETRIES = 3  # uploads are idempotent (external ids, client ids), so retrying is safe
 
@@ -65,13 +67,20 @@ def _present(values: dict) -> dict:
 
 
 class MemoryClient:
+    """``directory``: the agent's working directory (a path or seed 004's slug, see
+    ``memoryapp_client.projects.directory_slug``), sent with every request so a team-level
+    token works in that directory's project (a project token ignores it); None: the
+    token's whole scope."""
+
     def __init__(
         self,
         url: str | None = None,
         token: str | None = None,
         timeout: float = 120,
         retries: int = RETRIES,
+        directory: str | None = None,
     ):
+        self.directory = directory
         self.url = (url or os.environ.get("MEMORYAPP_URL") or DEFAULT_URL).rstrip("/")
         self.token = token or os.environ.get("MEMORYAPP_TOKEN")
         if not self.token:
@@ -105,6 +114,8 @@ class MemoryClient:
         ``MemoryError``."""
         query = f"?{urllib.parse.urlencode(params)}" if params else ""
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        if self.directory:
+            headers[DIRECTORY_HEADER] = header_value(directory_slug(self.directory))
         if body is not None:
             headers["Content-Type"] = content_type
         last_error: Exception | None = None
@@ -204,12 +215,18 @@ class MemoryClient:
             "GET", f"{self._session_path(session_id)}/resume", params={"lastn": lastn}
         )
 
-    def list_sessions(self, **filters: Any) -> dict:
-        """GET /api/v1/sessions: the newest sessions first (``ordering``, ``limit``, ``cursor``
-        and the filters of the session list: ``agent``, ``workflow``, ``topic``,
-        ``started_after`` …). Returns ``{"results": [...], "next": ...}``."""
-        params = {key: _query_value(value) for key, value in _present(filters).items()}
-        return self.request("GET", "/api/v1/sessions", params=params or None)
+    def sessions(self, **params: Any) -> dict:
+        """GET /api/v1/sessions: the sessions of the project (``project``: 'team/project',
+        an id or a working directory; else the client's ``directory``, else all the token
+        sees), newest first or by ``ordering`` (started_at, ended_at, message_count,
+        size_bytes; '-' for descending), narrowed by the search filters (``agent``,
+        ``person``, ``status``, ``topic``, ``started_after`` …), ``limit`` per page and
+        ``cursor`` (the ``next`` link's). Returns ``{"results": [...], "next": ...}``."""
+        return self.request(
+            "GET",
+            "/api/v1/sessions",
+            params={k: _query_value(v) for k, v in _present(params).items()} or None,
+        )
 
     def similar(self, session_id: str, limit: int = 5) -> dict:
         """GET /api/v1/sessions/{id}/similar: the sessions nearest to this one."""

@@ -9,10 +9,15 @@
                                              SessionStart hook (MEMORYAPP_CONTEXT_ON_START=1)
     memoryapp resume SESSION_ID              a session's summary and last messages
     memoryapp mcp                            the MCP server on stdio, for an agent to launch
+    memoryapp sessions list                  this directory's project's sessions
+                                             (--all-projects, --project PATH, filters)
+    memoryapp similar SESSION_ID             the sessions nearest to one by meaning
     memoryapp memories list|show|add|resolve|search
                                              the team's decisions, findings, preferences
 
 Server and token come from MEMORYAPP_URL (default http://127.0.0.1:8000) and MEMORYAPP_TOKEN.
+Every request carries the working directory (seed 004's slug), so a team-level token works
+in that directory's project; a project token stays in its own.
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from memoryapp_client import memories_cli
+from memoryapp_client import memories_cli, sessions_cli
 from memoryapp_client.api import MemoryClient, MemoryError
 from memoryapp_client.hooks import session_start_hook
-from memoryapp_client.transcript_files import find_transcripts
+from memoryapp_client.projects import directory_slug, project_reference, project_slug
+from memoryapp_client.transcript_files import find_transcripts, transcript_cwd
 
 HOOK_EXAMPLE = """\
 As a Claude Code SessionEnd hook, in ~/.claude/settings.json:
@@ -117,8 +123,9 @@ def _wrap(text: str) -> str:
 
 
 def _client(args) -> MemoryClient | None:
+    directory = directory_slug() if sessions_cli.wants_directory(args) else None
     try:
-        return MemoryClient(url=args.url, token=args.token)
+        return MemoryClient(url=args.url, token=args.token, directory=directory)
     except MemoryError as exc:
         print(f"memoryapp: {exc}", file=sys.stderr)
         return None
@@ -246,7 +253,7 @@ def search(args) -> int:
         "min_relevance": args.min_relevance,
         "agent": args.agent,
         "workflow": args.workflow,
-        "project": args.project,
+        "project": project_reference(args.project),
         "entity_type": args.entity_type,
         "entity": args.entity,
         "group": args.group or None,
@@ -275,7 +282,7 @@ def context(args) -> int:
         "min_relevance": args.min_relevance,
         "current_agent": args.agent,
         "current_workflow": args.workflow,
-        "project": args.project,
+        "project": project_reference(args.project),
     }
     body, code = _fetch(args, lambda client: client.context(args.query, **options))
     if body is None:
@@ -340,13 +347,20 @@ def capture(args) -> int:
             return 0  # never break the agent's exit
         paths = [transcript]
         fmt = args.format or "claude_code"
+        hook_cwd = hook.get("cwd") if isinstance(hook.get("cwd"), str) else None
     else:
+        hook_cwd = None
         paths, fmt = list(find_transcripts(args.paths)), args.format
         if not paths:
             print("memoryapp: no transcript files found", file=sys.stderr)
             return 2
     failed = 0
+    here = client.directory
     for path in paths:
+        # The project is the directory the agent worked in (seed 004), as the hook or the
+        # transcript says, else this one.
+        recorded = hook_cwd or (transcript_cwd(path) if path.is_file() else None)
+        client.directory = project_slug(recorded) if recorded else here
         try:
             result = client.import_path(path, format=fmt)
         except (MemoryError, OSError) as exc:
@@ -368,7 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         "Run `memoryapp COMMAND --help` for a command's options and examples.",
     )
     parser.add_argument("--url", help="server URL (default: $MEMORYAPP_URL)")
-    parser.add_argument("--token", help="project API token (default: $MEMORYAPP_TOKEN)")
+    parser.add_argument(
+        "--token", help="project or team-level API token (default: $MEMORYAPP_TOKEN)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     cap = sub.add_parser(
         "capture",
@@ -474,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     res.add_argument("--json", action="store_true", help="print the server's JSON response")
 
     memories_cli.add_parser(sub, raw)
+    sessions_cli.add_parsers(sub, raw)
 
     sub.add_parser(
         "mcp",
@@ -513,6 +530,9 @@ def main(argv: list[str] | None = None) -> int:
         return resume(args)
     if args.command == "mcp":
         return mcp(args)
+    if args.command in ("sessions", "similar"):
+        client = _client(args)
+        return sessions_cli.run(args, client) if client is not None else 2
     if args.command == "memories":
         client = _client(args)
         return memories_cli.run(args, client) if client is not None else 2
@@ -524,7 +544,8 @@ def _add_filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workflow", help="only sessions of this workflow, e.g. create-prd")
     parser.add_argument(
         "--project",
-        help="only this project ('team/project'); an API token is already limited to its own",
+        help="only this project: 'team/project' or a directory (default: this directory's, "
+        "for a team-level token; a project token is limited to its own)",
     )
 
 

@@ -11,7 +11,8 @@
 pass ``enabled=True``). It never raises: an agent must start even when memory is down, so any
 failure is logged as a warning and gives "". ``on_agent_exit`` raises ``CaptureError`` when the
 session could not be stored, carrying what it tried to send, so the conversation is never lost
-silently. Both read ``MEMORYAPP_URL`` and ``MEMORYAPP_TOKEN`` like ``MemoryClient``.
+silently. Both read ``MEMORYAPP_URL`` and ``MEMORYAPP_TOKEN`` like ``MemoryClient``, and send
+the working directory, so a team-level token works in its project (seed 004).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import uuid
 from typing import Any
 
 from memoryapp_client.api import MemoryClient, MemoryError
+from memoryapp_client.projects import directory_slug
 
 logger = logging.getLogger("memoryapp_client")
 
@@ -80,7 +82,7 @@ def on_agent_start(
     try:
         if client is None:
             # One short attempt: memory is a bonus at start, never a reason to wait.
-            client = MemoryClient(timeout=timeout, retries=1)
+            client = MemoryClient(timeout=timeout, retries=1, directory=directory_slug())
         result = client.context(
             query or "",
             current_agent=agent_name,
@@ -190,7 +192,7 @@ def on_agent_exit(
         else f"{len(body['messages'])} messages"
     )
     try:
-        session = (client or MemoryClient()).capture(**payload)
+        session = (client or MemoryClient(directory=directory_slug())).capture(**payload)
     except MemoryError as exc:
         raise CaptureError(
             f"memoryapp: the session of {agent_name} ({size}) was NOT saved: {exc}. "

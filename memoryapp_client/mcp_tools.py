@@ -239,7 +239,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "topic": topic,
             "started_after": started_after,
         }
-        return {"sessions": await rows(lambda c: c.list_sessions(**filters), SESSION_KEYS)}
+        return {"sessions": await rows(lambda c: c.sessions(**filters), SESSION_KEYS)}
 
     @server.tool()
     async def record_memory(

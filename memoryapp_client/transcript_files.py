@@ -4,6 +4,7 @@ Standard library only (the client package must not need the server's dependencie
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -48,3 +49,29 @@ def find_transcripts(paths: Iterable[Path]) -> Iterator[Path]:
                 and not is_session_folder(child.parent)
             ):
                 yield child
+
+
+# How far into a transcript its working directory is looked for (it is on the first lines).
+CWD_SCAN_LINES = 200
+
+
+def transcript_cwd(path: Path) -> str | None:
+    """The working directory a JSONL transcript was recorded in: the first ``cwd`` of its
+    records (Claude Code puts one on each line, Codex in its ``session_meta`` payload), or
+    None (another format, an unreadable file)."""
+    try:
+        with Path(path).open(encoding="utf-8", errors="replace") as lines:
+            for _, line in zip(range(CWD_SCAN_LINES), lines, strict=False):
+                if '"cwd"' not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                holders = (record, record.get("payload")) if isinstance(record, dict) else ()
+                for holder in holders:
+                    if isinstance(holder, dict) and isinstance(holder.get("cwd"), str):
+                        return holder["cwd"] or None
+    except OSError:
+        return None
+    return None

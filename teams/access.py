@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from django.utils import timezone
 
+from teams.directories import directory_of
 from teams.models import (
     ROLE_RANK,
     ApiToken,
@@ -92,7 +93,7 @@ class TokenPrincipal:
 def find_active_token(raw: str) -> ApiToken | None:
     token = (
         ApiToken.objects.active()
-        .select_related("project", "project__team")
+        .select_related("team", "project", "project__team")
         .filter(token_hash=hash_token(raw))
         .first()
     )
@@ -126,7 +127,8 @@ class Access:
             token = user.token
             return cls(
                 team_ids=(token.team_id,),
-                project_ids=(token.project_id,),
+                # A team-level token (no project) sees every project of its team.
+                project_ids=None if token.project_id is None else (token.project_id,),
                 user=user,
                 token=token,
             )
@@ -168,7 +170,11 @@ class Access:
         return self.scope(Project.objects.select_related("team"), project_field="pk")
 
     def find_project(self, reference: str) -> Project | None:
-        """One of this caller's projects by ``'team/project'`` or id; None if it sees none."""
+        """One of this caller's projects by ``'team/project'``, id or working directory
+        (seed 004's slug, or a path); None if it sees none."""
+        directory = directory_of(reference)
+        if directory is not None:
+            return self.projects().filter(directory=directory).order_by("team_id").first()
         if reference.isdigit():
             return self.projects().filter(pk=int(reference)).first()
         if "/" in reference:
@@ -195,8 +201,12 @@ class Access:
 
     def grantable(self, team_id: int) -> list[str]:
         """The token permissions this caller may give in the team: those standing for a
-        role it has (an admin may give "delete", a member only "read" and "write")."""
-        return [p for role, p in TOKEN_PERMISSION_FOR_ROLE.items() if self.can(role, team_id)]
+        role it has (an admin may give "delete", a member only "read" and "write"), and
+        "projects" for an admin (people make projects in the admin, which is theirs)."""
+        given = [p for role, p in TOKEN_PERMISSION_FOR_ROLE.items() if self.can(role, team_id)]
+        if not self.is_agent and self.can(Role.ADMIN, team_id):
+            given.append(TokenPermission.PROJECTS)
+        return given
 
     def refusal(self, role: str, *, token_permission: str | None = None) -> str:
         """What a 403 says when ``can`` said no."""

@@ -106,10 +106,10 @@ class ProjectAdmin(TeamScopedAdmin):
         "redact_secrets",
     ]
     list_filter = ["team", "redact_secrets"]
-    search_fields = ["name", "slug", "team__name"]
+    search_fields = ["name", "slug", "directory", "team__name"]
     readonly_fields = ["retention_preview"]
     fieldsets = [
-        (None, {"fields": ["team", "name", "slug", "description"]}),
+        (None, {"fields": ["team", "name", "slug", "description", "directory"]}),
         (
             "Retention and trash",
             {
@@ -211,6 +211,7 @@ class ApiTokenAdmin(TeamScopedAdmin):
     list_display = [
         "prefix",
         "name",
+        "team",
         "project",
         "permissions",
         "created_at",

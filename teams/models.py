@@ -18,6 +18,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
+from memoryapp_client.projects import project_slug
+
 DEFAULT_SESSION_QUOTA_BYTES = 10 * 1024 * 1024  # seed 001 §9.1: 10 MB per session
 DEFAULT_TRASH_DAYS = 30  # seed 001 §5.1: deleted sessions wait 30 days before purge
 # Seed 001 §5.1: a session unread for this long becomes idle, then decaying, then archived.
@@ -27,6 +29,8 @@ DEFAULT_ARCHIVE_AFTER_DAYS = 30
 # Seed 001 §9.1: warn at 80 % of the session quota, compact at 95 %.
 DEFAULT_QUOTA_WARN_PERCENT = 80
 DEFAULT_QUOTA_COMPACT_PERCENT = 95
+# The longest working-directory slug a project keeps (longer paths are refused, by name).
+DIRECTORY_MAX_LENGTH = 1000
 
 
 def user_or_null() -> models.ForeignKey:
@@ -66,6 +70,8 @@ class TokenPermission(models.TextChoices):
     READ = "read", "Read (list, search, context, export)"
     WRITE = "write", "Write (capture, append, import, edit)"
     DELETE = "delete", "Delete (trash, restore, purge, delete messages)"
+    # A team-level token's: the project of a new working directory is made on first use.
+    PROJECTS = "projects", "Projects (create the project of a new working directory)"
 
 
 def default_token_permissions() -> list[str]:
@@ -225,12 +231,27 @@ class Project(models.Model):
         default=False,
         help_text="Replace phone numbers with [REDACTED:…] before messages are stored.",
     )
+    directory = models.CharField(
+        max_length=DIRECTORY_MAX_LENGTH,
+        blank=True,
+        help_text="The working directory this project stands for, as seed 004's slug "
+        "(/home/user/repos/myapp → -home-user-repos-myapp). Agents and the memoryapp command "
+        "send theirs; a team-level token finds its project by it (and, with the 'projects' "
+        "permission, creates it on first use). Empty: found by its name only.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["team__name", "name"]
         constraints = [
             models.UniqueConstraint(fields=["team", "slug"], name="project_team_slug_uniq"),
+            # One project per working directory in a team: concurrent first uses of a
+            # directory end with one project (the loser of the insert finds the winner's).
+            models.UniqueConstraint(
+                fields=["team", "directory"],
+                condition=~models.Q(directory=""),
+                name="project_team_directory_uniq",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -243,6 +264,9 @@ class Project(models.Model):
 
     def clean(self):
         super().clean()
+        if self.directory.strip():
+            # Typed as a path or as its slug, kept as the slug agents send.
+            self.directory = project_slug(self.directory.strip())
         idle_days = (self.idle_after_hours or 0) / 24
         if not idle_days < (self.decaying_after_days or 0) < (self.archive_after_days or 0):
             raise ValidationError(
@@ -269,19 +293,28 @@ class ApiTokenQuerySet(models.QuerySet):
 
 
 class ApiToken(models.Model):
-    """A project's bearer token for agents. Only its hash is stored; it is shown once."""
+    """A bearer token for agents. Only its hash is stored; it is shown once. A project token
+    works in its project only; a team-level token (no project) in every project of its
+    team, the one a request names (``teams.viewsets.ScopedMixin.named_project``)."""
 
     team = models.ForeignKey(
         Team, on_delete=models.CASCADE, related_name="api_tokens", db_index=False
     )
     project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="api_tokens", db_index=False
+        Project,
+        on_delete=models.CASCADE,
+        related_name="api_tokens",
+        db_index=False,
+        null=True,
+        blank=True,
+        help_text="Empty: a team-level token, for every project of the team.",
     )
     name = models.CharField(max_length=100, blank=True)
     permissions = ArrayField(
         models.CharField(max_length=10, choices=TokenPermission.choices),
         default=default_token_permissions,
-        help_text="What the token may do: read, write, delete.",
+        help_text="What the token may do: read, write, delete, projects (a team-level "
+        "token: create the project of a new working directory).",
     )
     prefix = models.CharField(max_length=16, help_text="The visible start of the token.")
     token_hash = models.CharField(max_length=64)
@@ -305,13 +338,22 @@ class ApiToken(models.Model):
 
     @classmethod
     def issue(
-        cls, project: Project, *, name: str = "", created_by=None, permissions=None
+        cls,
+        project: Project | None,
+        *,
+        team: Team | None = None,
+        name: str = "",
+        created_by=None,
+        permissions=None,
     ) -> tuple[ApiToken, str]:
-        """Create a token (with ``permissions``, else read and write); returns the row and
-        the raw token, which is never stored."""
+        """Create a token for ``project``, or a team-level one for ``team`` (project None),
+        with ``permissions``, else read and write; returns the row and the raw token, which
+        is never stored."""
+        if (project is None) == (team is None):
+            raise ValueError("give a project, or a team (for a team-level token), not both")
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(
-            team=project.team,
+            team=team or project.team,
             project=project,
             name=name,
             permissions=list(permissions or default_token_permissions()),
@@ -320,6 +362,10 @@ class ApiToken(models.Model):
             created_by=created_by,
         )
         return token, raw
+
+    @property
+    def is_team_level(self) -> bool:
+        return self.project_id is None
 
     @property
     def is_active(self) -> bool:

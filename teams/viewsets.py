@@ -19,7 +19,13 @@ from rest_framework.views import APIView
 
 from memoryapp.error_codes import ErrorCode
 from teams.access import Access
-from teams.models import Project, Role
+from teams.directories import (
+    DIRECTORY_HEADER,
+    directory_of,
+    header_directory,
+    project_for_directory,
+)
+from teams.models import Project, Role, TokenPermission
 
 
 class TokenPermissionMissing(exceptions.PermissionDenied):
@@ -59,29 +65,96 @@ class ScopedMixin:
             raise exceptions.PermissionDenied(refusal)
 
     def resolve_project(self, value: str | None, *, role: str = Role.MEMBER) -> Project:
-        """The project a write goes to: the token's, or the one a person names."""
-        if self.access.is_agent:
-            project = self.access.token.project
-            if value and value not in (str(project.pk), f"{project.team.slug}/{project.slug}"):
-                raise exceptions.ValidationError(
-                    {"project": f"this API token belongs to project {project}, not {value!r}"}
-                )
-            self.require(role, project.team_id)
-            return project
-        if value:
+        """The project a write goes to: the one ``value`` or the working-directory header
+        names (``named_project``), else the token's, or a person's only one."""
+        project = self.named_project(value, role=role)
+        if project is None:
+            project = self.default_project(role)
+        self.require(role, project.team_id)
+        return project
+
+    def read_access(self, value: str | None) -> Access:
+        """The caller's access for a read (list, search, context): narrowed to the project
+        ``value`` or the working-directory header names, else all it sees."""
+        project = self.named_project(value, role=Role.VIEWER)
+        if project is None:
+            return self.access
+        self.require(Role.VIEWER, project.team_id)
+        return self.access.narrowed(project=project)
+
+    def named_project(self, value: str | None, *, role: str) -> Project | None:
+        """What a request names: ``value`` (an id, 'team/project', or a working directory:
+        a path or seed 004's slug), else the ``X-Memoryapp-Directory`` header; None when
+        neither. A project token stays in its project: the header does not move it, and a
+        ``value`` naming another project is refused. A team-level token with the "projects"
+        permission creates the project of a new directory."""
+        value = (value or "").strip()
+        token = self.access.token
+        bound = token.project if token is not None and token.project_id is not None else None
+        directory = directory_of(value) if value else None
+        if value and directory is None:  # an id or 'team/project'
+            if bound is not None:
+                if value not in (str(bound.pk), f"{bound.team.slug}/{bound.slug}"):
+                    raise exceptions.ValidationError(
+                        {"project": f"this API token belongs to project {bound}, not {value!r}"}
+                    )
+                return bound
             project = self.access.find_project(value)
             if project is None:
                 raise exceptions.NotFound(f"No project {value!r} (use 'team/project' or an id).")
-        else:
-            writable = [p for p in self.access.projects() if self.access.can(role, p.team_id)]
-            if len(writable) != 1:
-                names = ", ".join(str(p) for p in writable[:10]) or "none"
-                raise exceptions.ValidationError(
-                    {"project": f"name the project ('team/project'); yours: {names}"}
-                )
-            project = writable[0]
-        self.require(role, project.team_id)
-        return project
+            return project
+        if bound is not None:
+            if directory is None or directory == bound.directory:
+                return None if directory is None else bound  # the header never moves it
+            raise TokenPermissionMissing(
+                f"This API token belongs to project {bound} only, not to the working "
+                f"directory {directory!r}: use a team-level token (create_api_token "
+                "--team-level) to work across the team's projects."
+            )
+        directory = directory or header_directory(self.request)
+        if directory is None:
+            return None
+        return self.directory_project(directory)
+
+    def directory_project(self, directory: str) -> Project:
+        """The caller's project of a working directory, created on first use for a
+        team-level token with "projects"; 403 naming the permission for one without."""
+        project = self.access.find_project(directory)
+        if project is not None:
+            return project
+        token = self.access.token
+        if token is None:
+            raise exceptions.NotFound(
+                f"No project for the working directory {directory!r} in your teams: an admin "
+                "can set a project's directory in the admin, or name the project "
+                "('team/project')."
+            )
+        allowed = TokenPermission.PROJECTS in token.permissions
+        if not allowed:
+            raise TokenPermissionMissing(
+                f"This API token lacks the '{TokenPermission.PROJECTS}' permission, so it "
+                f"cannot create a project for the new working directory {directory!r}. "
+                "Name an existing project, or use a team-level token with it (tokens page, "
+                "or create_api_token --team-level --permissions read,write,projects)."
+            )
+        return project_for_directory(token.team, directory, create=True)
+
+    def default_project(self, role: str) -> Project:
+        """Where a request naming no project goes: a project token's project, else the
+        caller's only project it may act in (400 when there are several)."""
+        token = self.access.token
+        if token is not None and token.project_id is not None:
+            return token.project
+        writable = [p for p in self.access.projects() if self.access.can(role, p.team_id)]
+        if len(writable) != 1:
+            names = ", ".join(str(p) for p in writable[:10]) or "none"
+            raise exceptions.ValidationError(
+                {
+                    "project": f"name the project ('team/project', or the working directory "
+                    f"in the {DIRECTORY_HEADER} header); yours: {names}"
+                }
+            )
+        return writable[0]
 
 
 class ScopedViewSet(ScopedMixin, viewsets.GenericViewSet):

@@ -164,6 +164,10 @@ class SearchForm(FiltersForm):
         return page
 
 
+# The project choice of a team-level token (no project: every project of the team).
+TEAM_LEVEL = 0
+
+
 class TokenForm(forms.Form):
     project = forms.TypedChoiceField(coerce=int)
     name = forms.CharField(
@@ -182,7 +186,9 @@ class TokenForm(forms.Form):
     def __init__(self, *args, projects=(), grantable=(), **kwargs):
         """``grantable``: the permissions this person may give (what their role allows)."""
         super().__init__(*args, **kwargs)
-        self.fields["project"].choices = [(p.pk, p.name) for p in projects]
+        self.fields["project"].choices = [(p.pk, p.name) for p in projects] + [
+            (TEAM_LEVEL, "All projects (team-level: by working directory)")
+        ]
         self.fields["project"].widget.attrs["class"] = "input"
         self.grantable = frozenset(grantable)
 
@@ -192,6 +198,11 @@ class TokenForm(forms.Form):
         if refused:
             raise forms.ValidationError(
                 f"Only an admin of the team can give a token the '{refused[0]}' permission."
+            )
+        if TokenPermission.PROJECTS in chosen and self.cleaned_data.get("project") != TEAM_LEVEL:
+            raise forms.ValidationError(
+                "'projects' is for a team-level token (All projects): a project token stays "
+                "in its project."
             )
         return [p for p in TokenPermission.values if p in chosen]
 

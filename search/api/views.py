@@ -31,7 +31,6 @@ from sessions.filters import FiltersSerializer
 from sessions.forget.access import opened
 from sessions.models import Entity, Session
 from teams.access import Access
-from teams.models import Role
 from teams.viewsets import ScopedAPIView
 
 MAX_SIMILAR = 50
@@ -89,11 +88,9 @@ class FilteredView(ScopedAPIView):
         return params
 
     def scope(self, params) -> Access:
-        """The caller's access, narrowed to the ``project`` asked for."""
-        value = params.validated_data.get("project")
-        if not value:
-            return self.access
-        return self.access.narrowed(project=self.resolve_project(value, role=Role.VIEWER))
+        """The caller's access, narrowed to the ``project`` asked for (or the working
+        directory of the request's header)."""
+        return self.read_access(params.validated_data.get("project"))
 
 
 SEARCH_DESCRIPTION = (

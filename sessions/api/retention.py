@@ -90,7 +90,7 @@ class RetentionView(ScopedAPIView):
 
     def _project(self, reference: str | None):
         access = self.access
-        if access.is_agent:
+        if access.is_agent and not access.token.is_team_level:
             project = access.token.project
             if reference and access.find_project(reference) is None:
                 raise exceptions.NotFound(f"No project {reference!r} for this token.")

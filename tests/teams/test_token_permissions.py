@@ -319,8 +319,8 @@ def test_the_form_refuses_a_permission_the_person_may_not_grant(project):
     [
         (Role.VIEWER, [READ]),
         (Role.MEMBER, [READ, WRITE]),
-        (Role.ADMIN, [READ, WRITE, DELETE]),
-        (Role.OWNER, [READ, WRITE, DELETE]),
+        (Role.ADMIN, [READ, WRITE, DELETE, "projects"]),
+        (Role.OWNER, [READ, WRITE, DELETE, "projects"]),
     ],
 )
 def test_a_person_may_grant_what_their_role_allows(team, role, grantable):

@@ -1,4 +1,5 @@
-"""API tokens of the current team's projects, for its admins: create with the permissions
+"""API tokens of the current team's projects, and team-level ones (every project of the
+team, found by the agent's working directory), for its admins: create with the permissions
 chosen (the raw token is shown once, on the answer to the POST, and never stored), list with
 their permissions, revoke. A person gives a token only what their own role allows."""
 
@@ -39,16 +40,18 @@ def tokens(request):
     )
     created = None
     if request.method == "POST" and form.is_valid():
-        project = next(p for p in workspace.projects if p.pk == form.cleaned_data["project"])
+        chosen = form.cleaned_data["project"]
+        project = next((p for p in workspace.projects if p.pk == chosen), None)
         token, raw = ApiToken.issue(
             project,
+            team=workspace.team if project is None else None,
             name=form.cleaned_data["name"].strip(),
             created_by=request.user,
             permissions=form.cleaned_data["permissions"],
         )
         created = {"token": token, "raw": raw}
         form = TokenForm(
-            projects=workspace.projects, grantable=grantable, initial={"project": project.pk}
+            projects=workspace.projects, grantable=grantable, initial={"project": chosen}
         )
     return render(
         request,

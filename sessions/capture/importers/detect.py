@@ -19,8 +19,8 @@ from .bmad_session import is_bmad_archive
 from .cursor import is_cursor_export
 from .gemini_cli import is_chat_record, is_checkpoint_entry
 from .managed_agent import is_event
-from .opencode import is_opencode_export, is_opencode_message
 from .memoryapp import is_memoryapp_document, is_memoryapp_record
+from .opencode import is_opencode_export, is_opencode_message
 
 FORMAT_NAMES = (
     "claude_code",

@@ -1,4 +1,5 @@
-"""Print a new API token for a project; creates the team and project when missing.
+"""Print a new API token for a project, or a team-level one (--team-level); creates the
+team and project when missing.
 
 A team nobody belongs to is invisible in the browser UI, so a team this command leaves
 without members gets an owner: the person named with ``--owner``, else the first admin
@@ -10,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from teams.models import ApiToken, Membership, Role, TokenPermission, parse_token_permissions
-from teams.services import ensure_team_and_project
+from teams.services import ensure_team, ensure_team_and_project
 
 
 class Command(BaseCommand):
@@ -19,19 +20,29 @@ class Command(BaseCommand):
         "printed once, alone on the last line, so scripts can take it with `tail -n1`. A team "
         "with nobody in it gets an owner (--owner, else the first admin user), so its sessions "
         "show in the browser UI. --permissions says what the token may do (read and write by "
-        "default)."
+        "default). --team-level makes a token for every project of TEAM instead: agents name "
+        "the project by their working directory (the memoryapp command sends it), and with "
+        "the 'projects' permission a new directory's project is created on first use."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--team", required=True, help="team slug (created if missing)")
-        parser.add_argument("--project", required=True, help="project slug (created if missing)")
+        where = parser.add_mutually_exclusive_group(required=True)
+        where.add_argument("--project", help="project slug (created if missing)")
+        where.add_argument(
+            "--team-level",
+            action="store_true",
+            help="a token for every project of the team, found by the agent's working "
+            "directory; add 'projects' to --permissions to let it create them on first use",
+        )
         parser.add_argument("--name", default="", help="a label to recognise the token by")
         parser.add_argument(
             "--permissions",
             default="read,write",
             help="what the token may do, comma-separated: "
             + "; ".join(p.label for p in TokenPermission)
-            + " (default: read,write; delete lets an agent remove sessions)",
+            + " (default: read,write; delete lets an agent remove sessions; projects, for a "
+            "--team-level token, creates a new working directory's project)",
         )
         parser.add_argument(
             "--owner",
@@ -41,21 +52,36 @@ class Command(BaseCommand):
         )
 
     @transaction.atomic
-    def handle(self, *args, team, project, name, owner, permissions, **options):
+    def handle(self, *args, team, project, team_level, name, owner, permissions, **options):
         try:
             permissions = parse_token_permissions(permissions)
         except ValueError as exc:
             raise CommandError(f"--permissions: {exc}") from exc
+        if TokenPermission.PROJECTS in permissions and not team_level:
+            raise CommandError(
+                "--permissions: 'projects' is for team-level tokens (add --team-level instead "
+                "of --project): a project token stays in its project"
+            )
         try:
-            team_obj, project_obj, created = ensure_team_and_project(team, project)
+            if team_level:
+                team_obj, created = ensure_team(team)
+                project_obj = None
+            else:
+                team_obj, project_obj, created = ensure_team_and_project(team, project)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        where = project_obj or f"every project of team {team_obj.slug}"
         if created:
-            self.stderr.write(f"Created {project_obj}.")
+            self.stderr.write(f"Created {project_obj or team_obj.slug}.")
         self.give_an_owner(team_obj, owner)
-        token, raw = ApiToken.issue(project_obj, name=name, permissions=permissions)
+        token, raw = ApiToken.issue(
+            project_obj,
+            team=None if project_obj else team_obj,
+            name=name,
+            permissions=permissions,
+        )
         self.stderr.write(
-            f"Token {token.prefix}… for {project_obj} ({', '.join(token.permissions)}): store "
+            f"Token {token.prefix}… for {where} ({', '.join(token.permissions)}): store "
             "it now, it is not shown again.\n"
             "Agents send it as `Authorization: Bearer <token>`; the `memoryapp` command and "
             "memoryapp_client read it from MEMORYAPP_TOKEN."
