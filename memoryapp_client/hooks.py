@@ -119,7 +119,15 @@ def session_start_hook(hook_input: str, *, client: MemoryClient | None = None) -
     except ValueError as exc:
         logger.warning("memoryapp: the SessionStart hook input is not JSON (%s)", exc)
         return ""
-    # event["cwd"] names the project directory: the project will be derived from it here.
+    if client is None and isinstance(event.get("cwd"), str) and event["cwd"]:
+        # The directory Claude Code works in names the project (with a team-level token).
+        try:
+            client = MemoryClient(
+                timeout=START_TIMEOUT, retries=1, directory=directory_slug(event["cwd"])
+            )
+        except (MemoryError, OSError, ValueError) as exc:  # no token, or a path it cannot read
+            logger.warning("memoryapp: no past context at start: %s", exc)
+            return ""
     markdown = on_agent_start(None, enabled=True, client=client)
     if not markdown:
         return ""
