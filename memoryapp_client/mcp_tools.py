@@ -69,6 +69,9 @@ MEMORY_KEYS = (
 )
 
 Agent = Annotated[str | None, Field(description="Only sessions of this agent, e.g. 'architect'.")]
+Person = Annotated[
+    str | None, Field(description="Only sessions with this person (the user), e.g. 'sam'.")
+]
 Workflow = Annotated[
     str | None, Field(description="Only sessions of this workflow, e.g. 'create-prd'.")
 ]
@@ -137,6 +140,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             float | None, Field(ge=0, le=1, description="Leave out weaker results (0..1).")
         ] = None,
         agent: Agent = None,
+        person: Person = None,
         workflow: Workflow = None,
         topic: Topic = None,
         started_after: After = None,
@@ -151,6 +155,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "mode": mode,
             "min_relevance": min_relevance,
             "agent": agent,
+            "person": person,
             "workflow": workflow,
             "topic": topic,
             "started_after": started_after,
@@ -190,6 +195,10 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         workflow: Annotated[
             str | None, Field(description="The current workflow: its sessions only.")
         ] = None,
+        person: Annotated[
+            str | None,
+            Field(description="The person the task is for: their sessions, memories and diary."),
+        ] = None,
     ) -> str:
         """Get what the team already knows about a task, as Markdown within a token budget: the
         relevant decisions, open findings and preferences, and the most relevant past sessions.
@@ -201,6 +210,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "max_sessions": max_sessions,
             "current_agent": agent,
             "current_workflow": workflow,
+            "person": person,
         }
         body = await call(lambda client: client.context(task, **options))
         return body.get("markdown") or "Nothing relevant enough is known yet."
@@ -224,6 +234,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
     async def list_recent_sessions(
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
         agent: Agent = None,
+        person: Person = None,
         workflow: Workflow = None,
         topic: Topic = None,
         started_after: After = None,
@@ -235,6 +246,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "limit": limit,
             "ordering": "-started_at",
             "agent": agent,
+            "person": person,
             "workflow": workflow,
             "topic": topic,
             "started_after": started_after,

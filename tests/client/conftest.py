@@ -58,6 +58,7 @@ def memory(agent_env) -> dict[str, str]:
             agent_name="dev",
             agent_persona="Amelia",
             workflow="release",
+            user_name="sam",
             messages=as_messages(DEPLOY),
         ),
         "cooking": client.capture(agent_name="chef", messages=as_messages(COOKING)),

@@ -95,6 +95,10 @@ def test_recent_sessions_then_resume_one(agent, memory):
         data(agent.call("list_recent_sessions", {"agent": "dev"}))["sessions"][0]["id"]
         == (memory["deploy"])
     )
+    sams = data(agent.call("list_recent_sessions", {"person": "sam"}))["sessions"]
+    assert [s["id"] for s in sams] == [memory["deploy"]]
+    with_sam = data(agent.call("search_sessions", {"query": "release", "person": "sam"}))
+    assert {hit["session"] for hit in with_sam["results"]} == {memory["deploy"]}
     last = text(agent.call("resume_session", {"session_id": memory["deploy"], "lastn": 1}))
     both = text(agent.call("resume_session", {"session_id": memory["deploy"], "lastn": 2}))
     assert "make release" in last
