@@ -9,6 +9,7 @@ class MemoriesConfig(AppConfig):
         # Sessions and search never import this app: it listens to their signals and
         # registers into their hooks.
         from memories import receivers  # noqa: F401
+        from memories.diary.archive_section import SECTION as DIARY
         from memories.diary.context import diary_sections
         from memories.portable.project_section import SECTION as PROJECT_MEMORIES
         from memories.portable.session_section import SECTION as MEMORIES_SECTION
@@ -24,3 +25,4 @@ class MemoriesConfig(AppConfig):
         extra_keys.register(evidence_messages)
         attachments.register(MEMORIES_SECTION)
         sections.register(PROJECT_MEMORIES)
+        sections.register(DIARY)

@@ -127,7 +127,7 @@ def _entry(day: date, draft: Draft) -> DiaryEntry:
         sessions=[s.public_id for s in draft.sessions],
         text=text,
         method=method,
-        embedding=_embed(text),
+        embedding=embed_text(text),
         **parts,
     )
 
@@ -185,7 +185,7 @@ def _llm_happened(draft: Draft) -> str | None:
         return None
 
 
-def _embed(text: str):
+def embed_text(text: str):
     from sessions.embedding.query import embed_query
 
     return embed_query(text)

@@ -61,6 +61,8 @@ class Imported:
     skipped_sections: dict[str, int] = field(default_factory=dict)
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     renumbered: dict[str, str] = field(default_factory=dict)
+    # The archive's session ids → the ids they have here (sections follow sessions by them).
+    session_ids: dict[str, str] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,8 +90,11 @@ class _SeqMap(Mapping):
 class _SessionImport:
     """One session of the archive on its way in: messages in batches, then attachments."""
 
-    def __init__(self, project: Project, parsed: ParsedSession, result: Imported):
+    def __init__(
+        self, project: Project, parsed: ParsedSession, result: Imported, archived_id: str = ""
+    ):
         self.project, self.parsed, self.result = project, parsed, result
+        self.archived_id = archived_id
         self.batch: list[ParsedMessage] = []
         self.session: Session | None = None
         self.source_seqs = array("q")
@@ -114,6 +119,8 @@ class _SessionImport:
                 else:
                     self.result.sessions_found += 1
             self.session = captured.session
+            if self.archived_id:
+                self.result.session_ids[self.archived_id] = captured.session.public_id
             self.result.messages_added += len(captured.added)
             self.result.duplicates += captured.duplicates
             self.result.redactions += captured.redactions
@@ -188,7 +195,8 @@ def import_archive(
             if kind == "session":
                 if current is not None:
                     current.flush()
-                current = _SessionImport(project, session_from_record(record, line=number), result)
+                parsed = session_from_record(record, line=number)
+                current = _SessionImport(project, parsed, result, str(record.get("id") or ""))
             elif current is None:
                 raise ImportFormatError(
                     f"{SESSIONS}: a {kind!r} line before any session", line=number
@@ -202,7 +210,10 @@ def import_archive(
                 raise ImportFormatError(f"{SESSIONS}: unknown record type {kind!r}", line=number)
         if current is not None:
             current.flush()
-        context: dict[str, Any] = {"renumbered": result.renumbered}
+        context: dict[str, Any] = {
+            "renumbered": result.renumbered,
+            "session_ids": result.session_ids,
+        }
         for name in sorted(result.manifest["members"]):
             if not name.startswith(SECTIONS_DIR):
                 continue

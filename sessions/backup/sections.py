@@ -1,14 +1,15 @@
 """Project-level sections of a project archive that other apps write and read back,
 without sessions importing them: an app registers a ``ProjectSection`` at start-up (its
 ``AppConfig.ready``). Memories not tied to a session, and the links between memories of
-different sessions, are one (``memories/portable/project_section.py``); person diaries will
-be another.
+different sessions, are one (``memories/portable/project_section.py``); person diaries are
+another (``memories/diary/archive_section.py``).
 
 ``export(project)`` yields JSON-native records, written one per line to
 ``sections/<name>.jsonl`` (so a section of any size streams); ``load(project, records,
 context)`` reads them back after every session is in and returns a summary (counts).
 ``context`` is shared by the whole import: ``renumbered`` maps a section's own id to the
-id it got here where they differ (memory ids, for instance), so later records can follow.
+id it got here where they differ (memory ids, for instance), so later records can follow,
+and ``session_ids`` maps each archived session's public id to the one it has here.
 """
 
 from __future__ import annotations

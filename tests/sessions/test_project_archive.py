@@ -204,3 +204,35 @@ def test_not_an_archive_is_refused(tmp_path):
     path = tmp_path / "x.zip"
     path.write_bytes(b"hello")
     assert "not a readable zip archive" in refused(path)
+
+
+def test_diary_days_travel_with_the_project_and_follow_its_sessions(source, tmp_path):
+    from datetime import date
+
+    from memories.diary.models import DiaryEntry
+
+    old = list(Session.objects.filter(project=source).order_by("pk"))
+    DiaryEntry.objects.create(
+        team=source.team,
+        project=source,
+        person="alice",
+        character="architect",
+        day=date(2025, 3, 1),
+        happened="Chose MFA for admins.",
+        decisions=["Use MFA for admins"],
+        sessions=[old[0].public_id, old[1].public_id],
+        text="# alice · architect · 2025-03-01\n\nChose MFA for admins.",
+    )
+    archive = tmp_path / "web.zip"
+    run("export_project", archive, "--team", source.team.slug, "--project", "web")
+    TeamFactory(slug="other")
+    for _ in range(2):  # twice: the second import changes nothing
+        run("import_project", archive, "--team", "other", "--project", "copy")
+    target = Project.objects.get(team__slug="other", slug="copy")
+    [entry] = DiaryEntry.objects.filter(project=target)
+    assert (entry.person, entry.character, entry.day) == ("alice", "architect", date(2025, 3, 1))
+    assert entry.decisions == ["Use MFA for admins"] and entry.embedding is not None
+    here = dict(Session.objects.filter(project=target).values_list("external_id", "public_id"))
+    # The session without an external id kept its old id as one; the other its own.
+    assert entry.sessions == [here[old[0].public_id], here[old[1].external_id]]
+    assert entry.team_id == target.team_id

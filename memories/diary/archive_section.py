@@ -1,0 +1,84 @@
+"""A project's diary entries as a section of a project archive (``sessions/backup/sections.py``).
+
+The nightly distillation writes only yesterday's and today's entries, so a project moved to
+another instance would lose its older diary days unless they travel with it. Each entry is
+one record; on the way in it is written as distillation writes it (one row per project,
+person, character and day, updated when it is there already, so importing twice changes
+nothing), embedded again here, and the public ids of its sessions follow the sessions
+(the import's ``session_ids``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import date
+from typing import Any
+
+from memories.diary.distill import UPDATED, embed_text
+from memories.diary.models import DiaryEntry
+from sessions.backup.sections import ProjectSection
+from sessions.capture.importers.base import ImportFormatError
+from teams.models import Project
+
+NAME = "diary"
+TEXT_FIELDS = ("person", "character", "happened", "text", "method")
+LIST_FIELDS = ("decisions", "preferences", "open_threads", "facts", "sessions")
+BATCH = 200
+
+
+def export_diary(project: Project) -> Iterator[dict[str, Any]]:
+    rows = (
+        DiaryEntry.objects.filter(project=project)
+        .order_by("day", "person", "character", "pk")
+        .values("day", *TEXT_FIELDS, *LIST_FIELDS)
+    )
+    for row in rows.iterator(chunk_size=BATCH):
+        yield {**row, "day": row["day"].isoformat()}
+
+
+def load_diary(
+    project: Project, records: Iterable[dict[str, Any]], context: dict[str, Any]
+) -> dict[str, Any]:
+    session_ids: dict[str, str] = context.get("session_ids") or {}
+    written, batch = 0, []
+    for number, record in enumerate(records, 1):
+        batch.append(_entry(project, record, number))
+        if len(batch) == BATCH:
+            written += _write(batch, session_ids)
+            batch = []
+    return {"entries": written + _write(batch, session_ids)}
+
+
+def _entry(project: Project, record: dict[str, Any], number: int) -> DiaryEntry:
+    where = f"sections/{NAME}.jsonl"
+    try:
+        day = date.fromisoformat(str(record["day"]))
+        texts = {name: str(record.get(name) or "") for name in TEXT_FIELDS}
+        lists = {name: [str(item) for item in record.get(name) or []] for name in LIST_FIELDS}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ImportFormatError(
+            f"{where}: a diary entry needs a 'day' (YYYY-MM-DD): {exc}", line=number
+        ) from None
+    if not texts["person"] or not texts["character"]:
+        raise ImportFormatError(
+            f"{where}: a diary entry needs 'person' and 'character'", line=number
+        )
+    return DiaryEntry(team_id=project.team_id, project=project, day=day, **texts, **lists)
+
+
+def _write(entries: list[DiaryEntry], session_ids: dict[str, str]) -> int:
+    if not entries:
+        return 0
+    for entry in entries:
+        entry.sessions = [session_ids.get(public_id, public_id) for public_id in entry.sessions]
+        entry.embedding = embed_text(entry.text)
+    DiaryEntry.objects.bulk_create(
+        entries,
+        update_conflicts=True,
+        unique_fields=["project", "person", "character", "day"],
+        update_fields=list(UPDATED),
+    )
+    return len(entries)
+
+
+SECTION = ProjectSection(NAME, export_diary, load_diary)
