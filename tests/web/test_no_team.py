@@ -13,7 +13,7 @@ from web import urls as web_urls
 pytestmark = pytest.mark.django_db
 
 # Values for the URL converters, so every pattern of web/urls.py can be reversed.
-ARGUMENTS = {"string": "2025-01-01-architect-abc123", "int": 1}
+ARGUMENTS = {"string": "2025-01-01-architect-abc123", "int": 1, "path": "ada@example.com"}
 
 
 def every_ui_url() -> list[str]:
