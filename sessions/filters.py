@@ -25,6 +25,7 @@ from datetime import datetime
 from django.db.models import Exists, OuterRef
 from rest_framework import serializers
 
+from memoryapp.plain_input import PlainInputMixin
 from sessions.api.serializers import StorableDateTimeField
 from sessions.models import (
     Entity,
@@ -114,7 +115,7 @@ def _time(help_text: str) -> StorableDateTimeField:
     return StorableDateTimeField(required=False, input_formats=DATE_FORMATS, help_text=help_text)
 
 
-class FiltersSerializer(serializers.Serializer):
+class FiltersSerializer(PlainInputMixin, serializers.Serializer):
     """The filters of session lists, search, context and the entity list."""
 
     project = serializers.CharField(required=False, help_text="'team/project' or id")

@@ -27,6 +27,7 @@ from memories.diary.models import DiaryEntry
 from memories.diary.query import narrowed, visible
 from memories.diary.search import search_diary
 from memoryapp.openapi import error
+from memoryapp.plain_input import PlainInputMixin
 from search.api.serializers import MessageRefSerializer
 from teams.models import Role
 from teams.viewsets import ScopedAPIView
@@ -34,7 +35,7 @@ from teams.viewsets import ScopedAPIView
 CHAR_HELP = "a character (the sessions' agent_name): its own and the person's _shared entries"
 
 
-class RecentParamsSerializer(serializers.Serializer):
+class RecentParamsSerializer(PlainInputMixin, serializers.Serializer):
     project = serializers.CharField(required=False, help_text="'team/project' or id")
     lastn = serializers.IntegerField(
         min_value=1,
@@ -62,7 +63,7 @@ class RecentSerializer(serializers.Serializer):
     summary = serializers.CharField(help_text="one extractive paragraph; empty without events")
 
 
-class DiaryParamsSerializer(serializers.Serializer):
+class DiaryParamsSerializer(PlainInputMixin, serializers.Serializer):
     project = serializers.CharField(required=False, help_text="'team/project' or id")
     person = serializers.CharField(max_length=200, required=False)
     char = serializers.CharField(max_length=64, required=False, help_text=CHAR_HELP)

@@ -25,6 +25,7 @@ from memories.models import (
 )
 from memories.retrieve.query import MemoryFilters
 from memoryapp.openapi import KnownParametersOnlyExtension
+from memoryapp.plain_input import PlainInputMixin
 from sessions.api.serializers import StorableDateTimeField, StorableFieldsMixin
 from sessions.capture.sanitize import clean_json, clean_surrogates
 
@@ -39,7 +40,7 @@ ANY_CONFIDENCE = [*DECISION_CONFIDENCE, *PREFERENCE_CONFIDENCE[:2]]
 STATUS_FILTER = [MemoryStatus.ACTIVE.value, MemoryStatus.SUPERSEDED.value, "all"]
 
 
-class StrictSerializer(serializers.Serializer):
+class StrictSerializer(PlainInputMixin, serializers.Serializer):
     """Refuses fields it does not know, each by its name (a typo would otherwise be
     dropped in silence)."""
 
@@ -443,7 +444,7 @@ class LinkSerializer(serializers.Serializer):
     target = serializers.CharField(source="target.public_id")
 
 
-class AgentStateParamsSerializer(serializers.Serializer):
+class AgentStateParamsSerializer(PlainInputMixin, serializers.Serializer):
     project = serializers.CharField(required=False, help_text="'team/project' or id")
     session = serializers.CharField(
         max_length=64, required=False, help_text="the state in this session"
@@ -487,7 +488,7 @@ class RepeatedField(serializers.ListField):
         return super().to_internal_value(data)
 
 
-class MemoryFiltersSerializer(serializers.Serializer):
+class MemoryFiltersSerializer(PlainInputMixin, serializers.Serializer):
     """Which memories: every filter is optional; together they all apply."""
 
     project = serializers.CharField(required=False, help_text="'team/project' or id")

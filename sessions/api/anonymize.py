@@ -12,6 +12,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 from memoryapp.openapi import error
+from memoryapp.plain_input import PlainInputMixin
 from sessions.api.parsers import JSONParser
 from sessions.forget import anonymize
 from sessions.tasks import anonymize_project, poke_enrichment
@@ -46,7 +47,7 @@ class JsonBooleanField(serializers.BooleanField):
         return data
 
 
-class AnonymizeRequestSerializer(serializers.Serializer):
+class AnonymizeRequestSerializer(PlainInputMixin, serializers.Serializer):
     dry_run = JsonBooleanField(
         default=True, help_text="only say what would change (the default); false applies it"
     )

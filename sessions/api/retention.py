@@ -9,12 +9,13 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
 from memoryapp.openapi import error
+from memoryapp.plain_input import PlainInputMixin
 from sessions.forget.retention import CONFIRM_ABOVE_PERCENT, next_run, retention_plan
 from teams.models import Role
 from teams.viewsets import ScopedAPIView
 
 
-class RetentionQuerySerializer(serializers.Serializer):
+class RetentionQuerySerializer(PlainInputMixin, serializers.Serializer):
     project = serializers.CharField(
         required=False,
         help_text="'team/project' or id; a token's own project when omitted",

@@ -14,6 +14,7 @@ from django.db import models
 from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
+from memoryapp.plain_input import PlainInputMixin
 from sessions.capture.importers import parse
 from sessions.capture.importers.base import (
     ImportFormatError,
@@ -171,7 +172,7 @@ class TranscriptTextField(serializers.CharField):
         ]
 
 
-class MessageInSerializer(StorableFieldsMixin, serializers.Serializer):
+class MessageInSerializer(StorableFieldsMixin, PlainInputMixin, serializers.Serializer):
     storage_model = Message
 
     role = serializers.ChoiceField(choices=MessageRole.choices)
@@ -192,7 +193,7 @@ class MessageInSerializer(StorableFieldsMixin, serializers.Serializer):
         return ParsedMessage(**data)
 
 
-class SessionCaptureSerializer(StorableFieldsMixin, serializers.Serializer):
+class SessionCaptureSerializer(StorableFieldsMixin, PlainInputMixin, serializers.Serializer):
     storage_model = Session
 
     project = serializers.CharField(
@@ -267,7 +268,7 @@ class SessionCaptureSerializer(StorableFieldsMixin, serializers.Serializer):
         return ParsedSession(source_format=source, messages=messages, **data)
 
 
-class AppendMessagesSerializer(serializers.Serializer):
+class AppendMessagesSerializer(PlainInputMixin, serializers.Serializer):
     messages = MessageInSerializer(many=True, allow_empty=False)
 
     def to_parsed(self) -> list[ParsedMessage]:
@@ -364,7 +365,7 @@ class SessionSerializer(serializers.ModelSerializer):
         return deadline.isoformat() if deadline else None
 
 
-class SessionPatchSerializer(StorableFieldsMixin, serializers.Serializer):
+class SessionPatchSerializer(StorableFieldsMixin, PlainInputMixin, serializers.Serializer):
     """Fields a person or agent may change after capture. ``metadata`` is merged key by key;
     a key set to null is removed; NUL characters are removed from it, as capture does."""
 
