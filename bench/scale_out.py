@@ -137,6 +137,8 @@ def run_round(workers: list[subprocess.Popen], var_dir: Path) -> dict:
     pg_cpu = postgres_cpu(var_dir) - pg_before
     worker_cpu = cpu_seconds(with_children(workers)) - workers_before
     embedded = Message.objects.filter(enrichment_status="done").count() - done_before
+    if embedded == 0:
+        raise SystemExit("too few messages to time: give each round several batches' worth")
     return {
         "rate": embedded / elapsed,
         "seconds": elapsed,
@@ -152,11 +154,15 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=40000)
     parser.add_argument("--workers", default="1,2,4", help="free-model worker counts")
     parser.add_argument("--real", type=int, default=3000, help="messages for the real model")
+    parser.add_argument("--keep", type=Path, help="keep the data here (a second run reuses it)")
     args = parser.parse_args()
+    if args.keep:
+        args.keep = args.keep.resolve()
+        args.keep.mkdir(parents=True, exist_ok=True)
     counts = [int(n) for n in args.workers.split(",")]
 
     os.environ["EMBEDDING_THREADS"] = "1"
-    with django_on_embedded_servers() as tmp:
+    with django_on_embedded_servers(args.keep) as tmp:
         import numpy as np
         from django.db import connection
 
@@ -171,7 +177,8 @@ def main() -> None:
         np.save(pool, embed(texts[:: max(1, len(texts) // 512)][:512]))
 
         _, project, _ = ensure_team_and_project("bench", "bench")
-        for s in range(args.messages // SESSION_MESSAGES):
+        stored = Message.objects.count() // SESSION_MESSAGES
+        for s in range(stored, args.messages // SESSION_MESSAGES):
             capture_session(
                 project,
                 ParsedSession(
@@ -185,7 +192,7 @@ def main() -> None:
                     ],
                 ),
             )
-        ids = list(Message.objects.order_by("id").values_list("id", flat=True))
+        ids = list(Message.objects.order_by("id").values_list("id", flat=True))[: args.messages]
         connection.close()
         var_dir = tmp / "var"
         env = dict(os.environ, FREE_EMBEDDING_POOL=str(pool))
