@@ -52,9 +52,7 @@ async def connect(
 class Agent:
     """Runs ``script(client)`` in a fresh SDK client session of one transport."""
 
-    def __init__(
-        self, transport: str, url: str, token: str, headers: dict[str, str] | None = None
-    ):
+    def __init__(self, transport: str, url: str, token: str, headers: dict[str, str] | None = None):
         self.transport, self.url, self.token, self.headers = transport, url, token, headers
 
     def run(self, script: Callable[[Client], Awaitable[Any]], token: str | None = None) -> Any:

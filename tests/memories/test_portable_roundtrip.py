@@ -153,8 +153,8 @@ def build(project, specs, links) -> None:
 def snapshot(project) -> tuple[dict, set]:
     fields = (
         "type", "content", "details", "topic", "tags", "confidence", "severity", "resolution",
-        "agent", "person", "shared", "scope", "pinned", "status", "occurred_at", "base_priority", "priority",
-        "access_count", "last_accessed_at",
+        "agent", "person", "shared", "scope", "pinned", "status", "occurred_at", "base_priority",
+        "priority", "access_count", "last_accessed_at",
     )  # fmt: skip
     memories = {
         m["public_id"]: {**m, "priority": round(m["priority"], 4)}
