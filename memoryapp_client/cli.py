@@ -375,7 +375,7 @@ def capture(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _run(argv)
+        return _main(argv)
     except BrokenPipeError:
         # `memoryapp sessions list --json | head`: the reader has what it wanted. Send the
         # rest of stdout nowhere, so the interpreter's final flush raises nothing either.
@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _run(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="memoryapp",
         description="Send agent transcripts to memoryapp (team memory for AI agents), search "

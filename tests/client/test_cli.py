@@ -109,7 +109,6 @@ def test_the_console_script_has_helpful_help():
     assert "--hook" in result.stdout and "SessionEnd" in result.stdout
 
 
-
 @pytest.mark.django_db(transaction=True)
 def test_output_piped_into_a_reader_that_stops_early_is_no_traceback(memory):
     """`memoryapp sessions list --json | head`: the reader closes the pipe, and the command
