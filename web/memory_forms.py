@@ -68,9 +68,7 @@ class MemoryListForm(forms.Form):
     # Seed 002, as the API's person= and character=: a person's memories, and what one of
     # their characters may read (its own, the shared ones, those of no agent).
     person = forms.CharField(required=False, max_length=200, label="Person", widget=_input())
-    character = forms.CharField(
-        required=False, max_length=64, label="Character (what it may read)", widget=_input()
-    )
+    character = forms.CharField(required=False, max_length=64, label="Character", widget=_input())
     session = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     hide_faded = forms.BooleanField(required=False, label="Hide faded memories")
     sort = _select(list(SORTS.items()), "Sort", DEFAULT_SORT)
