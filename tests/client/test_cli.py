@@ -124,3 +124,16 @@ def test_output_piped_into_a_reader_that_stops_early_is_no_traceback(memory):
     stderr = process.stderr.read()
     assert process.wait(timeout=60) != 0  # it could not say everything
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+
+
+def test_the_package_runs_as_the_command():
+    """`python -m memoryapp_client` is `memoryapp`, for a checkout without the console script
+    on the PATH (the MCP configs of a bare venv)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "memoryapp_client", "sessions", "list", "--help"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--all-projects" in result.stdout
