@@ -20,10 +20,12 @@ from django.urls import resolve
 
 from memoryapp_client.api import MemoryClient, http_error
 
-# What the inner request keeps of the MCP request: who is calling, and the host and scheme
+# What the inner request keeps of the MCP request: who is calling, the working directory a
+# team-level token works in (X-Memoryapp-Directory, as on REST), and the host and scheme
 # the API's links (pagination) are built from.
 FORWARDED = (
     "HTTP_AUTHORIZATION",
+    "HTTP_X_MEMORYAPP_DIRECTORY",
     "HTTP_HOST",
     "SERVER_NAME",
     "SERVER_PORT",

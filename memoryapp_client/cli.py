@@ -374,6 +374,16 @@ def capture(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `memoryapp sessions list --json | head`: the reader has what it wanted. Send the
+        # rest of stdout nowhere, so the interpreter's final flush raises nothing either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="memoryapp",
         description="Send agent transcripts to memoryapp (team memory for AI agents), search "

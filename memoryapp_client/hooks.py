@@ -95,7 +95,8 @@ def on_agent_start(
         markdown = result.get("markdown", "") if isinstance(result, dict) else ""
         return markdown if isinstance(markdown, str) else ""
     except Exception as exc:  # an agent must never fail to start because memory is down
-        logger.warning("memoryapp: no past context for %s at start: %s", agent_name, exc)
+        whose = f" for {agent_name}" if agent_name else ""
+        logger.warning("memoryapp: no past context%s at start: %s", whose, exc)
         return ""
 
 

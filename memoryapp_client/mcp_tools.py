@@ -60,6 +60,8 @@ MEMORY_KEYS = (
     "topic",
     "tags",
     "agent",
+    "person",
+    "shared",
     "session",
     "status",
     "resolution",
@@ -279,7 +281,20 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             ),
         ] = None,
         tags: Annotated[list[str] | None, Field(description="Tags, e.g. ['security'].")] = None,
-        agent: Annotated[str | None, Field(description="The agent recording it.")] = None,
+        agent: Annotated[
+            str | None, Field(description="The agent recording it (a person's character).")
+        ] = None,
+        person: Annotated[
+            str | None,
+            Field(description="The person it is of (default: the session's person), e.g. 'sam'."),
+        ] = None,
+        shared: Annotated[
+            bool | None,
+            Field(
+                description="Every character of that person may read it (a preference, a life "
+                "event); else it stays with the agent that recorded it."
+            ),
+        ] = None,
         session: Annotated[
             str | None, Field(description="The id of the session it comes from.")
         ] = None,
@@ -306,6 +321,8 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "topic": topic,
             "tags": tags,
             "agent": agent,
+            "person": person,
+            "shared": shared,
             "session": session,
         }
         body = await call(lambda client: client.record_memory(type, content, **extra))
@@ -320,14 +337,26 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         include_resolved: Annotated[
             bool, Field(description="Findings: also those already resolved.")
         ] = False,
+        person: Annotated[
+            str | None, Field(description="Only the memories of this person, e.g. 'sam'.")
+        ] = None,
+        character: Annotated[
+            str | None,
+            Field(
+                description="What this character (agent) may read: its own memories, those "
+                "shared by their person, and those of no agent."
+            ),
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 20,
     ) -> dict[str, Any]:
         """List the team's memories of one type, most important first: open findings (not resolved
         yet), decisions, preferences or learnings. With a topic, only those about it, best
-        matches first.
+        matches first; with a person and a character, what that character may read of them.
         """
         filters = {
             "type": type,
+            "person": person,
+            "character": character,
             "q": topic,
             "min_relevance": 0.3 if topic else None,
             "resolution": "open" if type == "finding" and not include_resolved else None,

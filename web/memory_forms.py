@@ -65,6 +65,10 @@ class MemoryListForm(forms.Form):
         "Findings",
     )
     agent = forms.CharField(required=False, max_length=64, label="Agent", widget=_input())
+    # Seed 002, as the API's person= and character=: a person's memories, and what one of
+    # their characters may read (its own, the shared ones, those of no agent).
+    person = forms.CharField(required=False, max_length=200, label="Person", widget=_input())
+    character = forms.CharField(required=False, max_length=64, label="Character", widget=_input())
     session = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     hide_faded = forms.BooleanField(required=False, label="Hide faded memories")
     sort = _select(list(SORTS.items()), "Sort", DEFAULT_SORT)
@@ -76,7 +80,8 @@ class MemoryListForm(forms.Form):
     @property
     def grid_fields(self):
         """The filters shown in the grid (search, sort and the checkbox have their places)."""
-        return [self[name] for name in ("project", "type", "status", "resolution", "agent")]
+        names = ("project", "type", "status", "resolution", "agent", "person", "character")
+        return [self[name] for name in names]
 
     @property
     def active_count(self) -> int:
@@ -90,6 +95,8 @@ class MemoryListForm(forms.Form):
                 data.get("status") not in ("", "active", None),
                 bool(data.get("resolution")),
                 bool(data.get("agent")),
+                bool(data.get("person")),
+                bool(data.get("character")),
                 bool(data.get("session")),
                 bool(data.get("hide_faded")),
             ]

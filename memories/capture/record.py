@@ -136,10 +136,22 @@ def validate(project: Project, draft: MemoryDraft) -> None:
             raise InvalidMemory("An evidence message is not in the memory's session.", "evidence")
 
 
+def holder(draft: MemoryDraft) -> str:
+    """The character that holds the memory. The extractors name who said it, and what the
+    session's person said has the person as its speaker; but a person is not a character
+    (seed 002): what Sam told Cathy is Cathy's, so her reads and her diary find it."""
+    session = draft.session
+    person = draft.person or (session.user_name if session else "")
+    if session and session.agent_name and person and draft.agent.casefold() == person.casefold():
+        return session.agent_name
+    return draft.agent
+
+
 def record(project: Project, draft: MemoryDraft) -> Recorded:
     """Write ``draft`` as a new memory of ``project``, or fold it into the one it restates."""
     validate(project, draft)
     draft.content = draft.content.strip()
+    draft.agent = holder(draft)
     if draft.type == MemoryType.FINDING and not draft.resolution:
         draft.resolution = Resolution.OPEN
     if draft.embedding is None:

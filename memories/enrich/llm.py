@@ -162,8 +162,11 @@ def _draft(session: Any, window: list[tuple[int, Any, str]], item: dict) -> Memo
     if quote.lower() not in text.lower():
         quote = ""  # a paraphrase is not a quote
     role = attr(message, "role")
+    # who said it, as the offline rules name them (the person of a user's line)
     agent = str(attr(message, "author") or "") or (
-        str(attr(session, "agent_name") or "") if role == "assistant" else "user"
+        str(attr(session, "agent_name") or "")
+        if role == "assistant"
+        else str(attr(session, "user_name") or "") or "user"
     )
     return MemoryDraft(
         type=item["type"],

@@ -96,6 +96,10 @@ def _tail(memory: Memory, fields: dict, extra: dict) -> dict:
         fields["pinned"] = True
     if memory.status != "active":
         fields["status"] = memory.status
+    if memory.person:
+        fields["person"] = memory.person
+    if memory.shared:
+        fields["shared"] = True
     if extra:
         fields["extra"] = extra
     fields["decay"] = {

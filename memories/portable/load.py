@@ -291,6 +291,9 @@ def _draft(item: Item, vector, by) -> MemoryDraft:
         "origin": Origin.IMPORT,
         "created_by": by,
         "pinned": fields.pinned,
+        # no person in the file: its session's, as for any memory recorded
+        "person": fields.person,
+        "shared": fields.shared,
         "base_priority": fields.decay.base_priority,
         "embedding": vector,
         "public_id": fields.id,

@@ -6,7 +6,8 @@ relationships), plus ``learnings.yaml`` and ``facts.yaml`` in the same style. A 
 beyond that shape carry what a memory here has and the files do not, so an export imports
 back whole: ``session`` (the session it came from), ``topic``, ``scope``, ``pinned``,
 ``status`` (superseded), ``turn_refs`` (every evidence turn when more than one),
-``decay.base_priority`` and ``extra`` (the type's fields that have no place above).
+``decay.base_priority``, ``extra`` (the type's fields that have no place above), and seed
+002's ``person`` (whom it is of) and ``shared`` (every character of that person sees it).
 
 Every file is read as a ``MemoryFile`` whatever its name: its top-level keys say what it
 holds, so one YAML document may hold several sections. Unknown keys are refused, naming them.
@@ -46,6 +47,8 @@ class Common(Strict):
     scope: Literal["session", "project", "team"] = MemoryScope.PROJECT.value
     pinned: bool = False
     status: Literal["active", "superseded"] = "active"
+    person: str = Field("", max_length=200)
+    shared: bool = False
     extra: dict[str, Any] = {}
     decay: Decay = Decay()
 

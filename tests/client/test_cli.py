@@ -107,3 +107,33 @@ def test_the_console_script_has_helpful_help():
         check=True,
     )
     assert "--hook" in result.stdout and "SessionEnd" in result.stdout
+
+
+@pytest.mark.django_db(transaction=True)
+def test_output_piped_into_a_reader_that_stops_early_is_no_traceback(memory):
+    """`memoryapp sessions list --json | head`: the reader closes the pipe, and the command
+    stops quietly rather than printing a BrokenPipeError traceback."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memoryapp_client.cli", "sessions", "list", "--json"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    process.stdout.close()  # before it writes: its first write finds no reader
+    stderr = process.stderr.read()
+    assert process.wait(timeout=60) != 0  # it could not say everything
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+
+
+def test_the_package_runs_as_the_command():
+    """`python -m memoryapp_client` is `memoryapp`, for a checkout without the console script
+    on the PATH (the MCP configs of a bare venv)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "memoryapp_client", "sessions", "list", "--help"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--all-projects" in result.stdout

@@ -96,6 +96,7 @@ def test_a_server_that_is_down_never_fails_the_start(closed_port_url):
     done = hook_process(json.dumps(START), MEMORYAPP_URL=closed_port_url, MEMORYAPP_TOKEN="mem_x")
     assert (done.returncode, done.stdout) == (0, "")
     assert "memoryapp: no past context" in done.stderr and "cannot reach" in done.stderr
+    assert "None" not in done.stderr  # the hook names no agent, and says so by silence
 
 
 def test_no_token_never_fails_the_start():

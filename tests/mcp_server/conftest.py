@@ -28,8 +28,11 @@ TRANSPORTS = ["stdio", "http"]
 
 
 @contextlib.asynccontextmanager
-async def connect(transport: str, url: str, token: str) -> AsyncIterator[Client]:
-    """An SDK client of memoryapp's MCP server over ``transport``, with ``token``."""
+async def connect(
+    transport: str, url: str, token: str, headers: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    """An SDK client of memoryapp's MCP server over ``transport``, with ``token`` (and, over
+    HTTP, more ``headers``, as an agent's MCP configuration may set them)."""
     if transport == "stdio":
         pythonpath = os.environ.get("PYTHONPATH", str(REPO_ROOT))
         server = launch_parameters(url, token, cwd=REPO_ROOT, PYTHONPATH=pythonpath)
@@ -38,7 +41,7 @@ async def connect(transport: str, url: str, token: str) -> AsyncIterator[Client]
         return
     # Our own HTTP client (for the header) is ours to close: an open keep-alive connection
     # would hold a live-server thread, and its database connection, past the test.
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = {"Authorization": f"Bearer {token}", **(headers or {})}
     async with (
         create_mcp_http_client(headers=headers) as http,
         Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
@@ -49,12 +52,14 @@ async def connect(transport: str, url: str, token: str) -> AsyncIterator[Client]
 class Agent:
     """Runs ``script(client)`` in a fresh SDK client session of one transport."""
 
-    def __init__(self, transport: str, url: str, token: str):
-        self.transport, self.url, self.token = transport, url, token
+    def __init__(self, transport: str, url: str, token: str, headers: dict[str, str] | None = None):
+        self.transport, self.url, self.token, self.headers = transport, url, token, headers
 
     def run(self, script: Callable[[Client], Awaitable[Any]], token: str | None = None) -> Any:
         async def main():
-            async with connect(self.transport, self.url, token or self.token) as client:
+            async with connect(
+                self.transport, self.url, token or self.token, self.headers
+            ) as client:
                 return await script(client)
 
         return anyio.run(main)

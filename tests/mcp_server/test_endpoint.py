@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from teams.models import ApiToken
+from memories.models import Memory
+from sessions.models import Session
+from teams.models import ApiToken, Project
 from tests.mcp_server.conftest import Agent
 from tests.mcp_server.test_tools import data, error
 
@@ -86,3 +88,29 @@ def test_the_tokens_permissions_apply_as_on_the_rest_api(live_server, project):
     )
     assert saved["id"]
     assert "'read' permission" in error(writer.call("resume_session", {"session_id": saved["id"]}))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_team_level_token_works_in_the_project_of_the_directory_header(live_server, team):
+    """The header the error asks for reaches the tools' API calls: a team-level token over
+    /mcp writes into the project of the agent's working directory (created with 'projects'),
+    and without 'projects' a new directory is refused naming the permission."""
+    creator = ApiToken.issue(None, team=team, permissions=["read", "write", "projects"])[1]
+    here = {"X-Memoryapp-Directory": "/home/ada/repos/shop"}
+    agent = Agent("http", live_server.url, creator, headers=here)
+    saved = data(agent.call("save_session", {"agent_name": "dev", "transcript": "User: hi"}))
+    recorded = data(agent.call("record_memory", {"type": "decision", "content": "Ship Fridays"}))
+
+    shop = Project.objects.get(team=team, directory="-home-ada-repos-shop")
+    assert Session.objects.get(public_id=saved["id"]).project == shop
+    assert Memory.objects.get(public_id=recorded["id"], project__team=team).project == shop
+    listed = data(agent.call("list_recent_sessions"))["sessions"]
+    assert [row["id"] for row in listed] == [saved["id"]]
+
+    reader = ApiToken.issue(None, team=team, permissions=["read", "write"])[1]
+    elsewhere = {"X-Memoryapp-Directory": "/home/ada/repos/new"}
+    refused = Agent("http", live_server.url, reader, headers=elsewhere).call(
+        "save_session", {"agent_name": "dev", "transcript": "User: hi"}
+    )
+    assert "403" in error(refused) and "'projects' permission" in error(refused)
+    assert not Project.objects.filter(team=team, directory="-home-ada-repos-new").exists()

@@ -144,6 +144,28 @@ def test_record_memories_then_list_them_by_type(agent, memory):
 
 
 @live
+def test_a_character_records_for_a_person_and_lists_what_it_may_read(agent, agent_env):
+    """Seed 002 over MCP: Cathy records Sam's shared preference and her own fact about him;
+    Rex lists only what he may read of Sam, Cathy both."""
+
+    def record(content, **more):
+        arguments = {"type": "preference", "content": content, "agent": "cathy", **more}
+        return data(agent.call("record_memory", {**arguments, "person": "sam"}))
+
+    shared = record("Sam is vegetarian", shared=True)
+    own = record("Sam likes window seats")
+    assert (shared["person"], shared["shared"]) == ("sam", True)
+    assert own["person"] == "sam" and not own.get("shared")
+
+    def readable(character):
+        arguments = {"type": "preference", "person": "sam", "character": character}
+        return {m["id"] for m in data(agent.call("list_memories", arguments))["memories"]}
+
+    assert readable("rex") == {shared["id"]}
+    assert readable("cathy") == {shared["id"], own["id"]}
+
+
+@live
 def test_save_the_current_session_and_again_as_it_grows(agent, agent_env):
     first = [
         {"role": "user", "content": "Why does the nightly backup to S3 fail?"},

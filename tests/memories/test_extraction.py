@@ -91,8 +91,10 @@ def test_a_session_gets_memories_linked_to_their_messages(
     assert set(found) == {"preference", "finding", "decision"}
     preference, finding, decision = found["preference"], found["finding"], found["decision"]
     assert preference.content == "Please never add new dependencies without asking."
+    # dana (the person) said it to coder, the character that holds it
+    assert (preference.person, preference.agent) == ("dana", "coder")
     assert (preference.agent, preference.confidence, preference.public_id) == (
-        "dana",
+        "coder",
         "explicit",
         "PREF-001",
     )

@@ -65,7 +65,9 @@ def test_the_llms_memories_are_recorded_with_their_evidence(
     [evidence] = decision.evidence.all()
     assert evidence.message.seq == 3 and evidence.quote == "We decided to use a connection pool"
     preference = Memory.objects.get(session=session, type="preference")
-    assert preference.agent == "user" and preference.evidence.get().message.seq == 0
+    # dana, the session's person, asked it of coder: coder holds it (seed 002)
+    assert (preference.person, preference.agent) == ("dana", "coder")
+    assert preference.evidence.get().message.seq == 0
 
     (request,) = server.requests
     assert request["path"] == "/v1/chat/completions"

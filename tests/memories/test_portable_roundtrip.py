@@ -102,6 +102,9 @@ def memory_specs(draw):
         "content": agent_state_text(agent, details) if kind == "agent_state" else draw(text),
         "details": details,
         "agent": agent,
+        # seed 002: the person a memory is about, and whether every character sees it
+        "person": draw(st.just("") | word),
+        "shared": draw(st.booleans()),
         "topic": f"agent:{agent}" if kind == "agent_state" else draw(st.just("") | word),
         "tags": draw(st.lists(word, max_size=3, unique=True)),
         "confidence": draw(st.sampled_from(["", "high", "explicit"])),
@@ -150,8 +153,8 @@ def build(project, specs, links) -> None:
 def snapshot(project) -> tuple[dict, set]:
     fields = (
         "type", "content", "details", "topic", "tags", "confidence", "severity", "resolution",
-        "agent", "scope", "pinned", "status", "occurred_at", "base_priority", "priority",
-        "access_count", "last_accessed_at",
+        "agent", "person", "shared", "scope", "pinned", "status", "occurred_at", "base_priority",
+        "priority", "access_count", "last_accessed_at",
     )  # fmt: skip
     memories = {
         m["public_id"]: {**m, "priority": round(m["priority"], 4)}

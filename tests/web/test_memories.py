@@ -482,3 +482,21 @@ def test_memories_of_a_trashed_session_are_hidden(admin_client, memories):
     body = admin_client.get("/memories").content.decode()
     assert "DEC-001" not in body and "PREF-001" in body
     assert admin_client.get(url("memory", memories["decision"])).status_code == 404
+
+
+def test_the_list_filters_by_person_and_by_what_a_character_may_read(viewer_client, project):
+    """Seed 002 in the UI as on the API: Sam's memories; what Rex may read of them (his
+    own, the shared ones), not what Sam told Cathy alone."""
+    cathy = SessionFactory(project=project, user_name="sam", agent_name="cathy")
+    rex = SessionFactory(project=project, user_name="sam", agent_name="rex")
+    record(project, MemoryDraft("preference", "Sam is vegetarian", cathy, shared=True))
+    record(project, MemoryDraft("fact", "Sam's sister lives in Porto", cathy, agent="cathy"))
+    record(project, MemoryDraft("fact", "Sam reviews code on Mondays", rex, agent="rex"))
+    record(project, MemoryDraft("fact", "Kim plays chess", person="kim", agent="rex"))
+
+    sams = viewer_client.get("/memories?person=sam").content.decode()
+    assert "vegetarian" in sams and "Porto" in sams and "Mondays" in sams
+    assert "chess" not in sams
+    for_rex = viewer_client.get("/memories?person=sam&character=Rex").content.decode()
+    assert "vegetarian" in for_rex and "Mondays" in for_rex
+    assert "Porto" not in for_rex and "chess" not in for_rex

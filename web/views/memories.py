@@ -87,6 +87,8 @@ def _filters(data: dict, session: Session | None) -> MemoryFilters:
     return MemoryFilters(
         types=(data["type"],) if data.get("type") else (),
         agent=data.get("agent") or "",
+        person=(data.get("person") or "").strip(),
+        character=(data.get("character") or "").strip().lower(),
         session_id=session.pk if session is not None else None,
         status="" if status == "any" else status,
         resolution=data.get("resolution") or "",

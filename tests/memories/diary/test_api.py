@@ -148,3 +148,27 @@ def test_a_memory_can_be_recorded_shared_and_unshared(project, sam):
     assert made["shared"] is True and made["person"] == "sam"
     changed = agent.patch(f"/api/v1/memories/{made['id']}", {"shared": False}, format="json")
     assert changed.json()["shared"] is False
+
+
+def test_what_the_person_said_is_held_by_the_character_they_said_it_to(project, sam):
+    """The extractors name the speaker, and the speaker of a user's line is the person: a
+    memory of what Sam told Cathy belongs to Cathy (seed 002), so Cathy reads it, Rex does
+    not, and the diary files it under Cathy, never under a character called "sam"."""
+    from memories.capture.record import MemoryDraft, record
+
+    told = record(
+        project, MemoryDraft("fact", "Sam moved to Lisbon last month", sam["cathy"], agent="Sam")
+    ).memory
+    assert (told.person, told.agent) == ("sam", "cathy")
+
+    agent = token_client(project, READ)
+    cathy = agent.get("/api/v1/memories", {"person": "sam", "character": "cathy"}).json()
+    assert "Sam moved to Lisbon last month" in [m["content"] for m in cathy["results"]]
+    rex = agent.get("/api/v1/memories", {"person": "sam", "character": "rex"}).json()
+    assert "Sam moved to Lisbon last month" not in [m["content"] for m in rex["results"]]
+
+    distill_day(DAY)
+    entries = agent.get("/api/v1/diary", {"person": "sam"}).json()["results"]
+    assert "sam" not in {e["character"] for e in entries}
+    [with_cathy] = [e for e in entries if e["character"] == "cathy"]
+    assert "Sam moved to Lisbon last month" in with_cathy["facts"]
