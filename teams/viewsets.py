@@ -87,7 +87,8 @@ class ScopedMixin:
         a path or seed 004's slug), else the ``X-Memoryapp-Directory`` header; None when
         neither. A project token stays in its project: the header does not move it, and a
         ``value`` naming another project is refused. A team-level token with the "projects"
-        permission creates the project of a new directory."""
+        permission creates the project of a new directory on a write (any ``role`` above
+        viewer), never on a read."""
         value = (value or "").strip()
         token = self.access.token
         bound = token.project if token is not None and token.project_id is not None else None
@@ -114,11 +115,13 @@ class ScopedMixin:
         directory = directory or header_directory(self.request)
         if directory is None:
             return None
-        return self.directory_project(directory)
+        return self.directory_project(directory, create=role != Role.VIEWER)
 
-    def directory_project(self, directory: str) -> Project:
-        """The caller's project of a working directory, created on first use for a
-        team-level token with "projects"; 403 naming the permission for one without."""
+    def directory_project(self, directory: str, *, create: bool) -> Project:
+        """The caller's project of a working directory. A write (``create``) by a
+        team-level token with "projects" makes it on first use (403 naming the permission
+        for a token without); a read of a directory nothing was captured from is a 404, so
+        looking around (a list, a start hook's context) leaves no empty projects behind."""
         project = self.access.find_project(directory)
         if project is not None:
             return project
@@ -128,6 +131,11 @@ class ScopedMixin:
                 f"No project for the working directory {directory!r} in your teams: an admin "
                 "can set a project's directory in the admin, or name the project "
                 "('team/project')."
+            )
+        if not create:
+            raise exceptions.NotFound(
+                f"No project for the working directory {directory!r} yet: the first session "
+                "captured from it makes one. Name another project ('team/project') to read it."
             )
         allowed = TokenPermission.PROJECTS in token.permissions
         if not allowed:

@@ -200,10 +200,8 @@ class MemoryScopedMixin:
 
     def filtered(self, params):
         """The caller's live memories narrowed by ``params`` (a MemoryFiltersSerializer)."""
-        access = self.access
-        project = params.validated_data.get("project")
-        if project:
-            access = access.narrowed(project=self.resolve_project(project, role=Role.VIEWER))
+        # The project named, or the working directory's (the header), as every read does.
+        access = self.read_access(params.validated_data.get("project"))
         session_id = None
         if params.validated_data.get("session"):
             try:

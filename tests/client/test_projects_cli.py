@@ -141,17 +141,17 @@ def test_sessions_list_shows_this_directorys_project_another_or_all(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_sessions_list_in_a_new_directory_without_projects_says_which_permission(
+def test_sessions_list_in_a_new_directory_says_nothing_was_captured_there(
     live_server, team, tmp_path, monkeypatch, capsys
 ):
-    raw = ApiToken.issue(None, team=team, permissions=["read", "write"])[1]
+    raw = ApiToken.issue(None, team=team, permissions=["read", "write", "projects"])[1]
     monkeypatch.setenv("MEMORYAPP_URL", live_server.url)
     monkeypatch.setenv("MEMORYAPP_TOKEN", raw)
     monkeypatch.chdir(tmp_path)
     assert main(["sessions", "list"]) == 1
     err = capsys.readouterr().err
-    assert "HTTP 403" in err and "'projects' permission" in err
-    assert not Project.objects.filter(team=team).exists()
+    assert "HTTP 404" in err and "the first session captured from it makes one" in err
+    assert not Project.objects.filter(team=team).exists()  # looking made no project
     # Across all projects needs no directory's project.
     assert main(["sessions", "list", "--all-projects"]) == 0
     assert "no sessions in all projects" in capsys.readouterr().err

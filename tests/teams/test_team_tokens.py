@@ -68,22 +68,27 @@ def test_a_windows_directory_has_seed_004s_slug(team):
     assert Project.objects.filter(team=team, directory="-C-projects-web-app").exists()
 
 
-@pytest.mark.parametrize("method", ["capture", "search", "list", "import"])
-def test_a_token_that_may_not_create_projects_is_refused_by_name_and_nothing_is_written(
-    team, method
-):
-    ProjectFactory(team=team, directory="-srv-known")
-    client = in_directory(team_token(team, "read", "write"), "/srv/brand-new")
-    response = {
+def ask(client, method: str):
+    return {
         "capture": lambda: capture(client),
-        "search": lambda: client.post("/api/v1/search", {"q": "deploy"}, format="json"),
-        "list": lambda: client.get("/api/v1/sessions"),
         "import": lambda: client.post(
             "/api/v1/import?format=plain_text",
             b"User: hi\nAssistant: hello\n",
             content_type="text/plain",
         ),
+        "search": lambda: client.post("/api/v1/search", {"q": "deploy"}, format="json"),
+        "context": lambda: client.post("/api/v1/context", {"query": "deploy"}, format="json"),
+        "list": lambda: client.get("/api/v1/sessions"),
+        "memories": lambda: client.get("/api/v1/memories"),
     }[method]()
+
+
+@pytest.mark.parametrize("method", ["capture", "import"])
+def test_a_token_that_may_not_create_projects_is_refused_by_name_and_nothing_is_written(
+    team, method
+):
+    ProjectFactory(team=team, directory="-srv-known")
+    response = ask(in_directory(team_token(team, "read", "write"), "/srv/brand-new"), method)
     assert response.status_code == 403
     body = response.json()
     assert body["code"] == "MEM_E112"
@@ -92,6 +97,21 @@ def test_a_token_that_may_not_create_projects_is_refused_by_name_and_nothing_is_
         "-srv-known"
     ]
     assert Session.objects.count() == 0
+
+
+@pytest.mark.parametrize("method", ["search", "context", "list", "memories"])
+@pytest.mark.parametrize("permissions", [("read", "write"), ("read", "write", "projects")])
+def test_reading_a_new_directory_is_a_404_and_makes_no_project(team, method, permissions):
+    """Looking around (a list, a start hook's context) in a directory nothing was captured
+    from leaves no empty project behind, whatever the token may create."""
+    ProjectFactory(team=team, directory="-srv-known")
+    response = ask(in_directory(team_token(team, *permissions), "/srv/brand-new"), method)
+    assert response.status_code == 404, response.json()
+    assert "-srv-brand-new" in response.json()["detail"]
+    assert "first session captured from it" in response.json()["detail"]
+    assert list(Project.objects.filter(team=team).values_list("directory", flat=True)) == [
+        "-srv-known"
+    ]
 
 
 def test_a_token_without_projects_works_in_a_known_directory(team):
