@@ -54,13 +54,15 @@ WITH window_rows AS (
     WHERE m.session_id = %(session)s AND m.seq >= %(first)s - {BEFORE}
       AND (%(through)s::integer IS NULL OR m.seq <= %(through)s::integer + 1)
     WINDOW w AS (ORDER BY m.seq)
-), contexts AS MATERIALIZED (  -- each context parsed once, for both columns
-    SELECT id, to_tsvector('{SEARCH_CONFIG}', context) AS vector FROM window_rows
-    WHERE seq >= %(first)s - 1 AND (%(through)s::integer IS NULL OR seq <= %(through)s::integer)
 )
 UPDATE agent_sessions_message m
 SET context_vector = c.vector, ranking_vector = setweight(m.search_vector, 'A') || c.vector
-FROM contexts c
+FROM (
+    -- OFFSET 0: not merged into the UPDATE, so each context is parsed once for both columns
+    SELECT id, to_tsvector('{SEARCH_CONFIG}', context) AS vector FROM window_rows
+    WHERE seq >= %(first)s - 1 AND (%(through)s::integer IS NULL OR seq <= %(through)s::integer)
+    OFFSET 0
+) c
 WHERE m.id = c.id
 """
 
