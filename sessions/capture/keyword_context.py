@@ -35,7 +35,7 @@ LINE = f"coalesce(nullif(m.author, ''), m.role) || ': ' || left(m.content, {NEIG
 
 # What a message is ranked on (search/keyword.py): its own words weighted A, then its
 # context's (weight D), over the message row ``{m}``. Search falls back to it for a row whose
-# document is not stored yet (migration 0016 fills the rows captured before).
+# document is not stored yet (migration 0017 fills the rows captured before).
 RANKING_DOCUMENT = (
     "(setweight({m}.search_vector, 'A') || coalesce({m}.context_vector, ''::tsvector))"
 )

@@ -148,7 +148,7 @@ def test_compaction_rewrites_the_documents():
 def test_the_migration_fills_the_rows_captured_before_it(session):
     other = capture_session(ProjectFactory(), conversation()).session
     Message.objects.filter(session__in=[session, other]).update(ranking_vector=None)
-    migration = importlib.import_module("sessions.migrations.0016_message_ranking_vector")
+    migration = importlib.import_module("sessions.migrations.0017_fill_ranking_vectors")
     migration.fill(None, SimpleNamespace(connection=connection))
     assert stale_documents([session.pk, other.pk]) == []
 
@@ -201,5 +201,5 @@ def test_search_scores_are_those_of_the_per_query_document(session, monkeypatch,
         Message.objects.filter(session=session, seq__in=[1, 2]).update(ranking_vector=None)
         again, _ = keyword.candidates(kquery, access, filters, 50, len(ids))
         assert again == found, text
-        migration = importlib.import_module("sessions.migrations.0016_message_ranking_vector")
+        migration = importlib.import_module("sessions.migrations.0017_fill_ranking_vectors")
         migration.fill(None, SimpleNamespace(connection=connection))
