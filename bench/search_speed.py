@@ -21,7 +21,8 @@ messages in 100 teams, through the real API, with the vector side's recall again
   (see BENCHMARKS.md, pitfalls). Each message has one chunk (``index 0``, ``char_start 0``,
   ``char_end len(content)``, text ``"<author>: <content>"``, model ``all-MiniLM-L6-v2``)
   and ``enrichment_status = 'done'``; the keyword ``context_vector`` is computed in SQL, when
-  the column exists, with the expression of ``sessions.capture.keyword_context.CONTEXT_SQL`` itself.
+  the column exists, with the expression of ``sessions.capture.keyword_context.CONTEXT_SQL`` itself,
+  and the stored ranking document (``ranking_vector``) from it, as capture writes them.
   Sessions get a title and a summary (their first messages) but no session vector.
 - The GIN and HNSW indexes of messages and chunks are dropped before the COPY and built
   after it (``maintenance_work_mem`` 4GB, one parallel maintenance worker), FK triggers are
@@ -311,7 +312,8 @@ def copy_sessions(conn, rows, extra_columns: str = "") -> None:
 
 def copy_messages_and_chunks(conn, messages, chunks, context: str) -> None:
     """COPY messages (through ``staging_message``, computing their keyword context with the
-    ``context`` SQL expression when given) and their chunks, inside the caller's transaction."""
+    ``context`` SQL expression when given, and then their ranking document) and their chunks,
+    inside the caller's transaction."""
     from sessions.models import SEARCH_CONFIG
 
     with conn.cursor().copy("COPY staging_message FROM STDIN") as copy:
@@ -332,6 +334,16 @@ def copy_messages_and_chunks(conn, messages, chunks, context: str) -> None:
         f"{context_value} FROM staging_message m"
         f" JOIN agent_sessions_session s ON s.id = m.session_id{window} ORDER BY m.id"
     )
+    if context and "ranking_vector" in columns_of(conn, MESSAGES):
+        # The stored ranking document, as capture writes it (it reads the generated
+        # search_vector, so it comes after the rows).
+        from sessions.capture.keyword_context import RANKING_DOCUMENT
+
+        conn.execute(
+            f"UPDATE agent_sessions_message m SET ranking_vector = {RANKING_DOCUMENT.format(m='m')}"
+            " WHERE m.id BETWEEN (SELECT min(id) FROM staging_message)"
+            " AND (SELECT max(id) FROM staging_message)"
+        )
     conn.execute("TRUNCATE staging_message")
     with conn.cursor().copy(
         "COPY agent_sessions_messagechunk (id, team_id, session_id, message_id, index,"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 
 from search.filters import message_where, session_where, team_condition
+from sessions.capture.keyword_context import RANKING_DOCUMENT
 from sessions.filters import Filters
 from sessions.models import SEARCH_CONFIG
 from teams.access import Access
@@ -55,8 +56,9 @@ SYMBOL_SCAN_MESSAGES = 20_000
 # What a message is ranked on: its own words (weight A) and its context's (sessions/capture/
 # keyword_context.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so
 # that of a question and its answer, the one that holds the words ranks first. 0.75 did best
-# on LoCoMo's tuning conversations, 0-4 (bench/locomo.py measures it).
-DOCUMENT = "(setweight(m.search_vector, 'A') || coalesce(m.context_vector, ''::tsvector))"
+# on LoCoMo's tuning conversations, 0-4 (bench/locomo.py measures it). Capture stores that
+# document (``ranking_vector``); a row stored before it had one gets it built here.
+DOCUMENT = f"coalesce(m.ranking_vector, {RANKING_DOCUMENT.format(m='m')})"
 CONTEXT_WEIGHT = 0.75
 WEIGHTS = f"'{{{CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"  # ts_rank's {D, C, B, A}
 # How a rare word's pool is read: from its GIN bitmap only. Any other plan (walking the team's
@@ -236,6 +238,34 @@ def _literal(idfs: list[float]) -> list[str]:
     return [f"{float(x)!r}::float8" for x in idfs]
 
 
+def _ranks_sql(query: KeywordQuery) -> tuple[str, list]:
+    """Select-list columns ``r0, r1, …``: the ts_rank of message ``m``'s document for each
+    query lexeme (with their params). Each rank is computed once per message and gives both
+    the score and the coverage (a lexeme is in the document exactly when its rank is above
+    0): every function call on a stored document reads it out of TOAST anew."""
+    terms = list(query.term_queries)
+    columns = ", ".join(
+        f"ts_rank({WEIGHTS}, {DOCUMENT}, %s::tsquery, 1) AS r{i}" for i in range(len(terms))
+    )
+    return columns, terms
+
+
+def _fused_sql(weights: list[str], ranks: str) -> tuple[str, str]:
+    """(score, coverage) from the ranks ``{ranks}.r0, r1, …`` of ``_ranks_sql``, each lexeme
+    weighted by the SQL expression at its place in ``weights``: ``_score_sql``'s arithmetic,
+    in the same order (the same floats)."""
+    score = " + ".join(f"{w} * {ranks}.r{i}" for i, w in enumerate(weights))
+    covered = " + ".join(
+        f"CASE WHEN {ranks}.r{i} > 0 THEN {w} ELSE 0 END" for i, w in enumerate(weights)
+    )
+    return score, f"({covered}) / greatest({' + '.join(weights)}, 1e-9)"
+
+
+# Ranks computed in a subquery that the planner must not merge into the query around it
+# (OFFSET 0): merged, each rank would be computed again for the score and the coverage.
+RANKED = "SELECT m.id, m.session_id, {ranks} FROM agent_sessions_message m WHERE {where} OFFSET 0"
+
+
 def candidates(
     query: KeywordQuery, access: Access, filters: Filters, limit: int, documents: int
 ) -> tuple[dict[int, KeywordScore], list[float]]:
@@ -268,17 +298,16 @@ def _ranked_with_counts(
     teams, team_params = team_condition(access, "m")
     match_sql, match_params = query.match_sql
     terms = list(query.term_queries)
-    counts = ", ".join(
-        f"count(*) FILTER (WHERE d.doc @@ %s::tsquery) AS f{i}" for i in range(len(terms))
-    )
+    ranks, rank_params = _ranks_sql(query)
+    counts = ", ".join(f"count(*) FILTER (WHERE d.r{i} > 0) AS f{i}" for i in range(len(terms)))
     weights = ", ".join(
         IDF_SQL.format(n=f"{int(documents)}::float8", f=f"f{i}") + f" AS w{i}"
         for i in range(len(terms))
     )
-    score, coverage, score_params = _score_sql(query, [f"w.w{i}" for i in range(len(terms))])
+    score, coverage = _fused_sql([f"w.w{i}" for i in range(len(terms))], "d")
     frequencies = ", ".join(f"f.f{i}" for i in range(len(terms)))
     sql = (
-        f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"
+        f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {ranks}"
         " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
         f" WHERE {teams} AND {match_sql} AND {where.sql}),"
         f" f AS MATERIALIZED (SELECT {counts} FROM d),"
@@ -286,7 +315,7 @@ def _ranked_with_counts(
         f" SELECT d.id, {score} AS score, {coverage} AS coverage, d.session_id, {frequencies}"
         " FROM d, w, f ORDER BY score DESC, d.id LIMIT %s"
     )
-    params = [*team_params, *match_params, *where.params, *terms, *score_params, limit]
+    params = [*rank_params, *team_params, *match_params, *where.params, limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -337,17 +366,17 @@ def _rank_pools(
     for term in pool_terms:
         term_query = query.term_query(term)
         pool_params += [*team_params, term_query, term_query, *where.params]
-    score, coverage, score_params = _score_sql(query, _literal(idfs))
+    ranks, rank_params = _ranks_sql(query)
+    score, coverage = _fused_sql(_literal(idfs), "r")
+    ranked = RANKED.format(ranks=ranks, where=f"m.id = ANY(ARRAY({pools}))")
     sql = (
-        f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"
-        f" FROM agent_sessions_message m WHERE m.id = ANY(ARRAY({pools})))"
-        f" SELECT d.id, {score} AS score, {coverage} AS coverage, d.session_id FROM d"
-        " ORDER BY score DESC, d.id LIMIT %s"
+        f"SELECT r.id, {score} AS score, {coverage} AS coverage, r.session_id"
+        f" FROM ({ranked}) r ORDER BY score DESC, r.id LIMIT %s"
     )
     with transaction.atomic(), connection.cursor() as cursor:
         if bitmaps_only:
             cursor.execute("; ".join(f"SET LOCAL {name} = {v}" for name, v in BITMAP_PLAN.items()))
-        cursor.execute(sql, [*pool_params, *score_params, limit])
+        cursor.execute(sql, [*rank_params, *pool_params, limit])
         rows = cursor.fetchall()
         if bitmaps_only:  # the caller's transaction goes on
             cursor.execute("; ".join(f"RESET {name}" for name in BITMAP_PLAN))
@@ -362,13 +391,13 @@ def scores_for(
         return {}
     if not query.terms:
         return _symbol_scores(query, message_ids)
-    score, coverage, score_params = _score_sql(query, _literal(idfs))
+    ranks, rank_params = _ranks_sql(query)
+    score, coverage = _fused_sql(_literal(idfs), "r")
+    ranked = RANKED.format(ranks=ranks, where="m.id = ANY(%s)")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH d AS MATERIALIZED (SELECT m.id, m.session_id, {DOCUMENT} AS doc"
-            " FROM agent_sessions_message m WHERE m.id = ANY(%s))"
-            f" SELECT d.id, {score}, {coverage}, d.session_id FROM d",
-            [message_ids, *score_params],
+            f"SELECT r.id, {score}, {coverage}, r.session_id FROM ({ranked}) r",
+            [*rank_params, message_ids],
         )
         return {row[0]: KeywordScore(*row[1:]) for row in cursor.fetchall()}
 

@@ -229,6 +229,7 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
             "content",
             "search_vector",
             "context_vector",
+            "ranking_vector",
             "metadata",
             "session__embedding",
             "session__metadata",

@@ -53,7 +53,14 @@ class MessageAdmin(TeamScopedAdmin):
     list_display = ["session", "seq", "role", "author", "enrichment_status", "timestamp"]
     list_filter = ["enrichment_status", "role"]
     raw_id_fields = ["session"]
-    readonly_fields = ["team", "search_vector", "enrichment_error", "enrichment_attempts"]
+    readonly_fields = [
+        "team",
+        "search_vector",
+        "context_vector",
+        "ranking_vector",
+        "enrichment_error",
+        "enrichment_attempts",
+    ]
     actions = ["retry_enrichment"]
 
     @admin.action(description="Retry failed embedding")

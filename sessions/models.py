@@ -319,6 +319,12 @@ class Message(Enrichable, TeamOwned):
         "date): a question's words find the answer that follows it. "
         "See sessions/capture/keyword_context.py.",
     )
+    ranking_vector = SearchVectorField(
+        null=True,
+        blank=True,
+        help_text="What keyword search ranks the message on: its own words (weight A) and "
+        "its context's, kept with the context (sessions/capture/keyword_context.py).",
+    )
     claimed_by = models.IntegerField(
         null=True,
         blank=True,

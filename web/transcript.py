@@ -72,7 +72,7 @@ class Page:
 
 
 def _columns(queryset):
-    return queryset.defer("search_vector", "context_vector")
+    return queryset.defer("search_vector", "context_vector", "ranking_vector")
 
 
 def load_page(session, *, after: int = -1, limit: int = PAGE_SIZE) -> Page:

@@ -94,7 +94,7 @@ def extract_session(extraction: MemoryExtraction) -> int:
             removed_at__isnull=True,
         )
         .order_by("seq")
-        .defer("search_vector", "context_vector")[:MAX_MESSAGES_PER_STEP]
+        .defer("search_vector", "context_vector", "ranking_vector")[:MAX_MESSAGES_PER_STEP]
     )
     # What the transcript itself states (Memory Stored: blocks, memory files) comes first;
     # the rules do not read those messages again: their author already said what to keep.

@@ -296,7 +296,10 @@ class SessionViewSet(
         session = self.get_object()
         if request.method == "GET":
             opened(session)
-            messages = Message.objects.of_session(session)
+            # The keyword vectors are large and not shown.
+            messages = Message.objects.of_session(session).defer(
+                "search_vector", "context_vector", "ranking_vector"
+            )
             paginator = MessageCursorPagination()
             page = paginator.paginate_queryset(messages, request, view=self)
             return paginator.get_paginated_response(MessageSerializer(page, many=True).data)

@@ -53,7 +53,7 @@ def project_settings(project: Project) -> dict[str, Any]:
 def _messages(session: Session, counted: Callable[[], None]) -> Iterator[Message]:
     rows = (
         Message.objects.filter(session=session)
-        .defer("search_vector", "context_vector")  # large, and not exported
+        .defer("search_vector", "context_vector", "ranking_vector")  # large, and not exported
         .order_by("seq")
         .iterator(chunk_size=MESSAGE_BATCH)  # a server-side cursor
     )

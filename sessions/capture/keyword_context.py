@@ -13,6 +13,13 @@ vectors stay those of the message alone: neighbours make them worse.
 
 Computed in SQL in the capture transaction, for the new messages only (an append looks back
 at the stored ones), so a message is keyword-searchable with its context the moment it commits.
+
+With the context, the same statement stores the message's ranking document
+(``ranking_vector``, ``RANKING_DOCUMENT``): its own words weighted A, merged with its context's.
+Keyword search ranks each pooled message on it; built per query instead, it cost each query
+hundreds of long tsvectors read, re-weighted and merged (docs/benchmarks.md, "Search on real
+transcripts"). Every writer of a message's content or context calls ``index_context`` (or
+``forget_context``), so the stored document is always the one the definition gives.
 """
 
 from __future__ import annotations
@@ -25,6 +32,13 @@ BEFORE = 2  # messages before; and the one after, once it arrives
 NEIGHBOUR_CHARS = 1000  # of each neighbour: questions are short; tool output is not context
 # A neighbour as "<author or role>: <text>" (who said it is part of what people ask).
 LINE = f"coalesce(nullif(m.author, ''), m.role) || ': ' || left(m.content, {NEIGHBOUR_CHARS})"
+
+# What a message is ranked on (search/keyword.py): its own words weighted A, then its
+# context's (weight D), over the message row ``{m}``. Search falls back to it for a row whose
+# document is not stored yet (migration 0017 fills the rows captured before).
+RANKING_DOCUMENT = (
+    "(setweight({m}.search_vector, 'A') || coalesce({m}.context_vector, ''::tsvector))"
+)
 
 CONTEXT_SQL = f"""
 WITH window_rows AS (
@@ -42,10 +56,14 @@ WITH window_rows AS (
     WINDOW w AS (ORDER BY m.seq)
 )
 UPDATE agent_sessions_message m
-SET context_vector = to_tsvector('{SEARCH_CONFIG}', w.context)
-FROM window_rows w
-WHERE m.id = w.id AND w.seq >= %(first)s - 1
-  AND (%(through)s::integer IS NULL OR w.seq <= %(through)s::integer)
+SET context_vector = c.vector, ranking_vector = setweight(m.search_vector, 'A') || c.vector
+FROM (
+    -- OFFSET 0: not merged into the UPDATE, so each context is parsed once for both columns
+    SELECT id, to_tsvector('{SEARCH_CONFIG}', context) AS vector FROM window_rows
+    WHERE seq >= %(first)s - 1 AND (%(through)s::integer IS NULL OR seq <= %(through)s::integer)
+    OFFSET 0
+) c
+WHERE m.id = c.id
 """
 
 
@@ -55,3 +73,14 @@ def index_context(session_id: int, first_seq: int, through: int | None = None) -
     changed)."""
     with connection.cursor() as cursor:
         cursor.execute(CONTEXT_SQL, {"session": session_id, "first": first_seq, "through": through})
+
+
+def forget_context(message_id: int) -> None:
+    """Drop a removed message's context (its words are gone; its neighbours' must not find
+    it): its ranking document is then its own words' (``RANKING_DOCUMENT`` with no context)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE agent_sessions_message SET context_vector = NULL,"
+            " ranking_vector = setweight(search_vector, 'A') WHERE id = %s",
+            [message_id],
+        )

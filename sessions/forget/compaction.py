@@ -106,7 +106,9 @@ def compact_session(
     now = now or timezone.now()
     if respect_access and recently_read(session, now):
         return Compaction(skipped=READ_RECENTLY)
-    rows = Message.objects.of_session(session).defer("search_vector", "context_vector")
+    rows = Message.objects.of_session(session).defer(
+        "search_vector", "context_vector", "ranking_vector"
+    )
     if not dry_run:
         rows = rows.select_for_update(of=("self",)).order_by("id")
     messages = sorted(rows, key=lambda m: m.seq)
@@ -137,7 +139,9 @@ def set_pinned(session: Session, seq: int, pinned: bool | None) -> Message:
     """Pin (keep from compaction) or unpin message ``seq`` (None: leave it); raises
     ``Message.DoesNotExist`` if the session has none, ``LifecycleConflict`` if it was
     removed."""
-    message = Message.objects.of_session(session).defer("search_vector", "context_vector")
+    message = Message.objects.of_session(session).defer(
+        "search_vector", "context_vector", "ranking_vector"
+    )
     message = message.get(seq=seq)
     if message.removed_at is not None:
         raise LifecycleConflict(f"message #{seq} was removed; there is nothing to pin")

@@ -451,7 +451,7 @@ def export_response(session: Any, fmt: str | None) -> StreamingHttpResponse:
     content_type, extension = FORMATS[fmt]
     messages = (
         Message.objects.of_session(session)
-        .defer("search_vector", "context_vector")  # large, and not exported
+        .defer("search_vector", "context_vector", "ranking_vector")  # large, and not exported
         .order_by("seq")
         .iterator(chunk_size=1000)
     )

@@ -34,7 +34,7 @@ from django.db.models.functions import Greatest
 from django.http import Http404
 from django.utils import timezone
 
-from sessions.capture.keyword_context import BEFORE, index_context
+from sessions.capture.keyword_context import BEFORE, forget_context, index_context
 from sessions.enrich.poke import poke_enrichment
 from sessions.forget.lifecycle import LifecycleConflict, in_trash_state
 from sessions.forget.records import actor_label, record_deletion
@@ -100,7 +100,7 @@ def remove_message(session: Session, seq: int, *, by, reason: str = "") -> Remov
         message = (
             Message.objects.of_session(locked)
             .filter(seq=seq)
-            .defer("search_vector", "context_vector")
+            .defer("search_vector", "context_vector", "ranking_vector")
             .first()
         )
         if message is None:
@@ -165,7 +165,7 @@ def _forget_derived(session: Session, message: Message) -> None:
     MessageChunk.objects.filter(message=message).delete()
     # The one before it and the BEFORE after it read its words; then its own goes.
     index_context(session.pk, message.seq, through=message.seq + BEFORE)
-    Message.objects.filter(pk=message.pk).update(context_vector=None)
+    forget_context(message.pk)
     Entity.objects.of_session(session).delete()
     metadata = dict(session.metadata)
     derived = metadata.pop("topics_derived", False)

@@ -184,7 +184,12 @@ def evidence_of(memory: Memory, access) -> list[MemoryEvidence]:
         access.scope(MemoryEvidence.objects.filter(memory=memory), "session__project_id")
         .filter(session__deleted_at__isnull=True)
         .select_related("message", "session")
-        .defer("message__search_vector", "message__context_vector", "session__metadata")
+        .defer(
+            "message__search_vector",
+            "message__context_vector",
+            "message__ranking_vector",
+            "session__metadata",
+        )
         .order_by("session__started_at", "message__seq")[:EVIDENCE_SHOWN]
     )
 

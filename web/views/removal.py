@@ -28,7 +28,10 @@ def message_remove(request, public_id, seq):
     if elsewhere := wrong_state_redirect(request, session, in_trash=False):
         return elsewhere
     message = get_object_or_404(
-        Message.objects.of_session(session).defer("search_vector", "context_vector"), seq=seq
+        Message.objects.of_session(session).defer(
+            "search_vector", "context_vector", "ranking_vector"
+        ),
+        seq=seq,
     )
     if message.removed_at is not None:
         messages.info(request, f"Message #{seq} was already {tombstone_text(message)}.")
