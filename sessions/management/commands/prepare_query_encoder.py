@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from sessions.embedding.model_files import onnx_graph_path
-from sessions.embedding.onnx_runtime import query_encoder
+from sessions.embedding.query import query_encoder
 
 
 class Command(BaseCommand):
