@@ -52,16 +52,20 @@ def test_batches_agree_with_torch(variant, lowest, fresh_backends):
     assert np.median(cosines) >= 0.99, cosines
 
 
-@pytest.mark.parametrize("variant", ["fp32", "int8"])
-def test_a_short_text_beside_a_long_one_is_pooled_over_its_own_tokens(variant, fresh_backends):
+# int8: dynamic quantisation scales activations by the range of the whole batch tensor, so
+# a text's int8 vector moves a little with its batchmates (not only with padding).
+@pytest.mark.parametrize(("variant", "same"), [("fp32", 0.99999), ("int8", 0.99)])
+def test_a_short_text_beside_a_long_one_is_pooled_over_its_own_tokens(
+    variant, same, fresh_backends
+):
     encoder = onnx_encoder(variant, 1)
     short, long = "deploy key", "the deploy pipeline failed again on the staging cluster " * 20
     alone = encoder.encode(short)
     # Batches of 2: the short text is padded to the long one's length within its batch;
     # the output comes back in the input's order although batches are sorted by length.
     together = encoder.encode_batch([long, short, long], batch_size=2)
-    assert float(alone @ together[1]) > 0.99999
-    assert float(together[0] @ together[2]) > 0.99999
+    assert float(alone @ together[1]) > same
+    assert float(together[0] @ together[2]) > same
     assert float(together[0] @ together[1]) < 0.9
 
 
