@@ -129,7 +129,10 @@ def main() -> None:
             print(f"raw {name:<16} {rate:8.1f} texts/s", flush=True)
         from sessions.embedding.backend import resolved_backend
 
-        print(f"workers embed with: {resolved_backend()}", flush=True)
+        used = resolved_backend()
+        print(f"workers embed with: {used}", flush=True)
+        label = {"torch": "torch fp32", "onnx": "onnx fp32", "onnx-int8": "onnx int8"}[used]
+        own_raw = max(rate for name, rate in raw_rates.items() if name.startswith(label))
 
         _, project, _ = ensure_team_and_project("bench", "bench")
         per_session = 1000
@@ -239,6 +242,10 @@ def main() -> None:
             f"pipeline stored→embedded    {pipeline_rate:,.0f} messages/s ({args.workers} workers)"
         )
         print(f"ratio pipeline / raw        {pipeline_rate / raw:.2f}")
+        print(
+            f"ratio pipeline / raw {label:<9} {pipeline_rate / own_raw:.2f} (the workers' backend,"
+            f" best of its thread counts: {own_raw:,.0f} texts/s)"
+        )
         print(
             f"freshness at {args.rate:.0f} msg/s       p50 {p50:.2f} s, p95 {p95:.2f} s "
             f"({len(latencies)} messages)"

@@ -74,18 +74,26 @@ def embed_pending_messages(limit: int | None = None, only_ids: list[int] | None 
             m.id: chunk_message(m.content, header=header_for(m.role, m.author, m.tool_name))
             for m in claimed
         }
+        chunked = time.perf_counter()
         failures = _embed_plans(claimed, plans)
+        embedded = time.perf_counter()
         written, chunks = _write_batch(key, claimed, plans, failures)
+        wrote = time.perf_counter()
         failed = sum(1 for m in written if m.id in failures)
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [CLAIM_LOCK_SPACE, key])
     elapsed = time.perf_counter() - started
     logger.info(
-        "embedded %d message(s) as %d chunk(s) in %.2f s%s%s",
+        # Where a batch's time goes: the model's share against the pipeline's own.
+        "embedded %d message(s) as %d chunk(s) in %.2f s (chunking %.3f, model %.2f, "
+        "writing %.3f)%s%s",
         len(written) - failed,
         chunks,
         elapsed,
+        chunked - started,
+        embedded - chunked,
+        wrote - embedded,
         f"; {failed} failed" if failed else "",
         f"; {len(claimed) - len(written)} purged meanwhile" if len(written) < len(claimed) else "",
     )
