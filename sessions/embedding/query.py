@@ -1,17 +1,29 @@
-"""A search query's vector, by the fastest runtime this process has."""
+"""A search query's vector, in the same space as the stored documents' vectors
+(``sessions/embedding/backend.py``)."""
 
 from __future__ import annotations
 
-import numpy as np
+from functools import lru_cache
 
-from sessions.embedding.onnx_runtime import query_encoder
-from sessions.embedding.torch_runtime import embed
+import numpy as np
+from django.conf import settings
+
+from sessions.embedding.backend import VARIANT_OF, document_encoder, resolved_backend
+from sessions.embedding.onnx_runtime import OnnxEncoder, onnx_encoder
+from sessions.embedding.torch_runtime import embed as embed_by_torch
+
+
+@lru_cache(maxsize=1)
+def query_encoder() -> OnnxEncoder | None:
+    """The encoder of one query at a time, with at least one thread (a web process sets
+    none): the documents' graph, or the fp32 one when documents are on torch (the same
+    vectors to float rounding). None: torch embeds queries."""
+    variant = VARIANT_OF.get(resolved_backend()) if document_encoder() is not None else None
+    return onnx_encoder(variant or "fp32", settings.EMBEDDING_THREADS or 1)
 
 
 def embed_query(text: str) -> np.ndarray:
-    """ONNX Runtime when it can serve (``onnx_runtime``), else torch. The same vector either
-    way, to float rounding."""
     encoder = query_encoder()
     if encoder is None:
-        return embed([text])[0]
+        return embed_by_torch([text])[0]
     return encoder.encode(text)

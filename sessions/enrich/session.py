@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from sessions.embedding.backend import embed
 from sessions.embedding.model_files import model_name
-from sessions.embedding.torch_runtime import embed
 from sessions.enrich import aliases
 from sessions.enrich.entities import extract_session
 from sessions.enrich.summary import summarize_progressively, summarize_with_fallback

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from sessions.embedding import onnx_runtime as qe
+from sessions.embedding import backend
+from sessions.embedding import query as qe
 from sessions.embedding.query import embed_query
 from sessions.embedding.torch_runtime import embed
 
@@ -24,9 +25,9 @@ TEXTS = [
 def fresh_encoder(settings, tmp_path):
     """A cache folder of its own, so the encoder is exported (not found) here."""
     settings.MODEL_CACHE_DIR = str(tmp_path / "models")
-    qe.query_encoder.cache_clear()
+    backend.clear_caches()
     yield tmp_path / "models"
-    qe.query_encoder.cache_clear()
+    backend.clear_caches()
 
 
 def test_query_vectors_match_torch_for_any_text():
@@ -46,7 +47,7 @@ def test_the_export_is_made_once_checked_and_reused(fresh_encoder):
     assert [p.name for p in fresh_encoder.iterdir()] == [graph.name]  # no partial file left
     made = graph.stat().st_mtime_ns
 
-    qe.query_encoder.cache_clear()  # as a new process would
+    backend.clear_caches()  # as a new process would
     encoder = qe.query_encoder()
     assert encoder is not None
     assert graph.stat().st_mtime_ns == made
@@ -60,5 +61,5 @@ def test_a_failed_export_leaves_queries_on_torch(fresh_encoder, caplog):
     with caplog.at_level(logging.WARNING, logger="sessions.embedding.onnx_runtime"):
         assert qe.query_encoder() is None
         vector = embed_query("deploy with docker compose")
-    assert "query embedding stays on torch" in caplog.text
+    assert "torch serves instead" in caplog.text
     assert float(vector @ embed(["deploy with docker compose"])[0]) > 0.9999

@@ -6,8 +6,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from sessions.embedding.backend import embed
 from sessions.embedding.model_files import model_name
-from sessions.embedding.torch_runtime import embed
 from sessions.enrich import pipeline
 from sessions.models import EnrichmentStatus, Message, Session
 from teams.models import Project
