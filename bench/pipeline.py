@@ -47,6 +47,27 @@ def locomo_texts() -> list[str]:
     ]
 
 
+def store_sessions(project, texts: list[str], messages: int, *, first: int = 0) -> None:
+    """Sessions of 1,000 user messages cycling through ``texts``, captured through the
+    capture service, up to ``messages`` messages (``first``: how many are stored already)."""
+    from sessions.capture.importers.base import ParsedMessage, ParsedSession
+    from sessions.capture.service import capture_session
+
+    per_session = 1000
+    for s in range(first // per_session, messages // per_session):
+        capture_session(
+            project,
+            ParsedSession(
+                source_format="api",
+                agent_name="bench",
+                messages=[
+                    ParsedMessage(role="user", content=texts[(s * per_session + i) % len(texts)])
+                    for i in range(per_session)
+                ],
+            ),
+        )
+
+
 def raw_throughput(texts: list[str]) -> tuple[float, str, dict[str, float]]:
     """Texts/s of each backend (torch fp32, ONNX fp32, ONNX int8) at 1 and all threads, in
     turn on the same texts (``bench/embedding_backends.py``); the best, its name, and all."""
@@ -135,21 +156,7 @@ def main() -> None:
         own_raw = max(rate for name, rate in raw_rates.items() if name.startswith(label))
 
         _, project, _ = ensure_team_and_project("bench", "bench")
-        per_session = 1000
-        for s in range(args.messages // per_session):
-            capture_session(
-                project,
-                ParsedSession(
-                    source_format="api",
-                    agent_name="bench",
-                    messages=[
-                        ParsedMessage(
-                            role="user", content=texts[(s * per_session + i) % len(texts)]
-                        )
-                        for i in range(per_session)
-                    ],
-                ),
-            )
+        store_sessions(project, texts, args.messages)
         connection.close()
         total = Message.objects.count()
         env = dict(os.environ)

@@ -36,9 +36,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.harness import REPO_ROOT, django_on_embedded_servers
-from bench.pipeline import locomo_texts
-
-SESSION_MESSAGES = 1000
+from bench.pipeline import locomo_texts, store_sessions
 
 
 def cpu_seconds(processes: list[psutil.Process], *, reaped: bool = False) -> float:
@@ -166,8 +164,6 @@ def main() -> None:
         import numpy as np
         from django.db import connection
 
-        from sessions.capture.importers.base import ParsedMessage, ParsedSession
-        from sessions.capture.service import capture_session
         from sessions.embedding.torch_runtime import embed
         from sessions.models import Message
         from teams.services import ensure_team_and_project
@@ -177,21 +173,7 @@ def main() -> None:
         np.save(pool, embed(texts[:: max(1, len(texts) // 512)][:512]))
 
         _, project, _ = ensure_team_and_project("bench", "bench")
-        stored = Message.objects.count() // SESSION_MESSAGES
-        for s in range(stored, args.messages // SESSION_MESSAGES):
-            capture_session(
-                project,
-                ParsedSession(
-                    source_format="api",
-                    agent_name="bench",
-                    messages=[
-                        ParsedMessage(
-                            role="user", content=texts[(s * SESSION_MESSAGES + i) % len(texts)]
-                        )
-                        for i in range(SESSION_MESSAGES)
-                    ],
-                ),
-            )
+        store_sessions(project, texts, args.messages, first=Message.objects.count())
         ids = list(Message.objects.order_by("id").values_list("id", flat=True))[: args.messages]
         connection.close()
         var_dir = tmp / "var"
