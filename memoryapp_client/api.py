@@ -32,7 +32,8 @@ def describe_error(detail: Any) -> str:
     """The server's error body as one line: ``{"q": ["give a query"]}`` → ``q: give a query``
     (its ``code`` is on the exception, not in the message)."""
     if isinstance(detail, dict):
-        detail = {key: value for key, value in detail.items() if key != "code"}
+        # The code is on the exception; a field the server left empty says nothing.
+        detail = {k: v for k, v in detail.items() if k != "code" and v not in (None, "", [])}
         if set(detail) == {"detail"}:
             return describe_error(detail["detail"])
         return "; ".join(f"{key}: {describe_error(value)}" for key, value in detail.items())

@@ -34,7 +34,7 @@ from memoryapp_client import memories_cli, sessions_cli
 from memoryapp_client.api import MemoryClient, MemoryError
 from memoryapp_client.hooks import session_start_hook
 from memoryapp_client.projects import directory_slug, project_reference, project_slug
-from memoryapp_client.transcript_files import find_transcripts, transcript_cwd
+from memoryapp_client.transcript_files import UNKNOWN_FORMAT, find_transcripts, transcript_cwd
 
 HOOK_EXAMPLE = """\
 As a Claude Code SessionEnd hook, in ~/.claude/settings.json:
@@ -356,6 +356,7 @@ def capture(args) -> int:
             return 2
     failed = 0
     here = client.directory
+    named = {Path(path) for path in getattr(args, "paths", None) or ()}
     for path in paths:
         # The project is the directory the agent worked in (seed 004), as the hook or the
         # transcript says, else this one.
@@ -364,6 +365,11 @@ def capture(args) -> int:
         try:
             result = client.import_path(path, format=fmt)
         except (MemoryError, OSError) as exc:
+            if path not in named and not fmt and _not_a_transcript(exc):
+                # Found inside a folder (a README, a config file…): passed over, as
+                # `manage.py import_sessions` does.
+                print(f"memoryapp: {path}: skipped, not a transcript", file=sys.stderr)
+                continue
             failed += 1
             print(f"memoryapp: {path}: {exc}", file=sys.stderr)
             continue
@@ -371,6 +377,13 @@ def capture(args) -> int:
     if args.hook:
         return 0  # a hook reports on stderr but never fails the session's end
     return 1 if failed else 0
+
+
+def _not_a_transcript(exc: Exception) -> bool:
+    """The server read the file and found it in none of the formats it knows."""
+    body = getattr(exc, "body", None)
+    detail = body.get("detail") if isinstance(body, dict) else None
+    return isinstance(detail, str) and detail.startswith(UNKNOWN_FORMAT)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,9 @@ SESSION_FOLDER_MARKER = (
     "transcript.jsonl"  # a session folder: transcript.jsonl + events.jsonl + metadata.json
 )
 SUFFIXES = {".jsonl", ".json", ".ndjson", ".md", ".txt", ".zip"}
+# How the server's answer begins for a file in none of the formats it reads (MEM_E102 also
+# covers a broken file of a known format, which is a failure, not a file to pass over).
+UNKNOWN_FORMAT = "cannot tell the format"
 # Files that belong to another file and are read with it, never on their own.
 COMPANIONS = (".aider.input.history",)
 # Gemini CLI keeps, beside its chats/ folder (~/.gemini/tmp/<project hash>/), a logs.json

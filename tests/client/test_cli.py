@@ -38,6 +38,33 @@ def test_capture_uploads_files_and_folders(cli_env, shared_dir, capsys):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_folder_s_files_in_no_known_format_are_passed_over_but_a_named_one_fails(
+    cli_env, shared_dir, tmp_path, capsys
+):
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    (folder / "README.md").write_text("# Our transcripts\n\nKept here for the team.\n")
+    (folder / "broken.jsonl").write_text('{"type": "user", "message": {"content": "hi"\n')
+    (folder / "raze.jsonl").write_bytes(
+        (shared_dir / "samples" / "claude_code" / "raze.jsonl").read_bytes()
+    )
+    # The README is no transcript: passed over. A broken file is still a failure.
+    assert main(["capture", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert "raze.jsonl: 1 session(s)" in captured.out
+    assert "README.md: skipped, not a transcript" in captured.err
+    assert "broken.jsonl: HTTP 400" in captured.err
+    (folder / "broken.jsonl").unlink()
+    assert main(["capture", str(folder)]) == 0
+    capsys.readouterr()
+    # Named on its own, the README is an error, and the message has no empty fields.
+    assert main(["capture", str(folder / "README.md")]) == 1
+    err = capsys.readouterr().err
+    assert "README.md: HTTP 400: cannot tell the format" in err
+    assert "None" not in err
+
+
+@pytest.mark.django_db(transaction=True)
 def test_works_as_a_claude_code_session_end_hook(cli_env, shared_dir, monkeypatch, capsys):
     transcript = shared_dir / "samples" / "claude_code" / "agentic-wallet.jsonl"
     hook_input = {

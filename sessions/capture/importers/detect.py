@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+from memoryapp_client.transcript_files import UNKNOWN_FORMAT
+
 from ._json import tag
 from ._text import decode_text, split_lines
 from .base import ImportFormatError
@@ -83,7 +85,7 @@ def supported_formats() -> str:
 
 def _unknown(reason: str) -> ImportFormatError:
     return ImportFormatError(
-        f"cannot tell the format: {reason}. Supported formats: {supported_formats()}. "
+        f"{UNKNOWN_FORMAT}: {reason}. Supported formats: {supported_formats()}. "
         "Name the format explicitly if it is one of these."
     )
 

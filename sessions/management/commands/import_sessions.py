@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.table import Table
 
-from memoryapp_client.transcript_files import find_transcripts
+from memoryapp_client.transcript_files import UNKNOWN_FORMAT, find_transcripts
 from sessions.capture.importers import ImportFormatError, detect_format, parse, parse_path
 from sessions.capture.service import CaptureError, capture_sessions
 from sessions.management.console import progress_bar
@@ -91,7 +91,7 @@ class Command(BaseCommand):
             try:
                 detect_format(path.read_bytes(), path.name)
             except ImportFormatError as exc:
-                if str(exc).startswith("cannot tell the format"):
+                if str(exc).startswith(UNKNOWN_FORMAT):
                     totals["skipped"] += 1
                     return (str(path), "[dim]skipped", "0", "0", "0", "not a transcript")
             except OSError:
