@@ -125,7 +125,8 @@ class FiltersForm(forms.Form):
         return sum(
             1
             for k, v in self.cleaned_data.items()
-            if v not in (None, "") and k not in ("sort", "q", "mode", "page")
+            # An unticked box or an empty choice narrows nothing.
+            if v not in (None, "", [], False) and k not in ("sort", "q", "mode", "page")
         )
 
 

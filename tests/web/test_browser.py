@@ -393,3 +393,24 @@ def test_an_admin_makes_a_token_that_may_delete(chromium, live_server, world):
         assert not blocked
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [1440, 1280, 1024, 800, 390])
+def test_the_top_bar_fits_the_window_with_every_menu_entry_reachable(
+    chromium, live_server, world, width
+):
+    """Every entry of the top bar is inside the window (the user menu was cut off at
+    1280px once the menu grew); on narrow windows the menu scrolls in a row of its own."""
+    context, page = new_page(chromium, live_server, width=width, height=700)
+    try:
+        sign_in(page, "ada")
+        page.goto("/search")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        right = page.locator(".topbar-right").bounding_box()
+        assert right["x"] + right["width"] <= width
+        for link in page.locator(".mainnav a").all():
+            link.scroll_into_view_if_needed()
+            box = link.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width, link.inner_text()
+    finally:
+        context.close()

@@ -51,6 +51,21 @@ def test_empty_and_no_result_states(member_client, corpus):
     none = member_client.get("/search?q=zyxwvut+qqqq&mode=keyword")
     assert none.context["state"] == "none"
     assert b"Nothing found" in none.content
+    assert b"hybrid</a> mode" in none.content  # another mode may find it
+    assert b"Filters are narrowing" not in none.content  # none are set
+
+
+def test_no_result_hints_say_only_what_applies(member_client, corpus):
+    """No filter set (as the form sends it: empty fields, an unticked box): no hint to drop
+    filters. Hybrid already: no hint to switch to it."""
+    form = "&project=&agent=&person=&status=&include_archived=&entity="
+    none = member_client.get(f"/search?q=zyxwvut+qqqq&mode=keyword{form}")
+    assert none.context["state"] == "none"
+    assert b"Filters are narrowing" not in none.content
+    narrowed = member_client.get("/search?q=deploy&mode=hybrid&agent=nobody")
+    assert narrowed.context["state"] == "none"
+    assert b"Filters are narrowing" in narrowed.content
+    assert b"hybrid</a> mode" not in narrowed.content
 
 
 def test_entity_search_lists_sessions(member_client, corpus):
