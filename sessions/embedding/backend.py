@@ -67,11 +67,3 @@ def embed(texts: list[str], *, token_ids: list[list[int] | None] | None = None) 
     if encoder is None:
         return embed_by_torch(texts)
     return encoder.encode_batch(texts, token_ids=token_ids)
-
-
-def clear_caches() -> None:
-    """Forget the process's encoders (tests; a changed setting)."""
-    from sessions.embedding.query import query_encoder
-
-    for cached in (onnx_encoder, document_encoder, query_encoder):
-        cached.cache_clear()

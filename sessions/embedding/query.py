@@ -27,3 +27,10 @@ def embed_query(text: str) -> np.ndarray:
     if encoder is None:
         return embed_by_torch([text])[0]
     return encoder.encode(text)
+
+
+def clear_caches() -> None:
+    """Forget the process's encoders, documents' and queries' (tests; a changed setting).
+    Here, above both: ``backend`` must not import this module (an import cycle)."""
+    for cached in (onnx_encoder, document_encoder, query_encoder):
+        cached.cache_clear()

@@ -14,7 +14,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryapp.env import env_choice
-from sessions.embedding import backend
+from sessions.embedding import backend, query
 from sessions.embedding.model_files import onnx_graph_path
 from sessions.embedding.onnx_runtime import onnx_encoder
 from sessions.embedding.query import embed_query
@@ -34,9 +34,9 @@ TEXTS = [
 
 @pytest.fixture
 def fresh_backends():
-    backend.clear_caches()
+    query.clear_caches()
     yield
-    backend.clear_caches()
+    query.clear_caches()
 
 
 @pytest.mark.parametrize(("variant", "lowest"), [("fp32", 0.9999), ("int8", 0.97)])
@@ -94,7 +94,7 @@ def test_int8_graph_is_derived_once_beside_the_fp32_one(settings, tmp_path, fres
         "all-MiniLM-L6-v2.onnx",
     ]  # no partial file left
     made = graph.stat().st_mtime_ns
-    backend.clear_caches()  # as a new process would
+    query.clear_caches()  # as a new process would
     assert onnx_encoder("int8", 1) is not None
     assert graph.stat().st_mtime_ns == made
 
@@ -110,11 +110,11 @@ def test_a_graph_that_cannot_be_made_leaves_embedding_on_torch(
     with caplog.at_level(logging.WARNING, logger="sessions.embedding.onnx_runtime"):
         assert backend.document_encoder() is None
         vectors = backend.embed(TEXTS[:3])
-        query = embed_query(TEXTS[1])
+        query_vector = embed_query(TEXTS[1])
     assert "torch serves instead" in caplog.text
     expected = embed_by_torch(TEXTS[:3])
     assert np.einsum("ij,ij->i", vectors, expected).min() > 0.99999
-    assert float(query @ expected[1]) > 0.99999
+    assert float(query_vector @ expected[1]) > 0.99999
 
 
 def test_queries_are_embedded_in_the_documents_space(settings, fresh_backends):

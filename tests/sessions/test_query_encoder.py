@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from sessions.embedding import backend
 from sessions.embedding import query as qe
 from sessions.embedding.query import embed_query
 from sessions.embedding.torch_runtime import embed
@@ -25,9 +24,9 @@ TEXTS = [
 def fresh_encoder(settings, tmp_path):
     """A cache folder of its own, so the encoder is exported (not found) here."""
     settings.MODEL_CACHE_DIR = str(tmp_path / "models")
-    backend.clear_caches()
+    qe.clear_caches()
     yield tmp_path / "models"
-    backend.clear_caches()
+    qe.clear_caches()
 
 
 def test_query_vectors_match_torch_for_any_text():
@@ -47,7 +46,7 @@ def test_the_export_is_made_once_checked_and_reused(fresh_encoder):
     assert [p.name for p in fresh_encoder.iterdir()] == [graph.name]  # no partial file left
     made = graph.stat().st_mtime_ns
 
-    backend.clear_caches()  # as a new process would
+    qe.clear_caches()  # as a new process would
     encoder = qe.query_encoder()
     assert encoder is not None
     assert graph.stat().st_mtime_ns == made
