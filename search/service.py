@@ -14,7 +14,7 @@ from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
 from sessions.filters import Filters
-from sessions.models import Lifecycle, Message, Session
+from sessions.models import KEYWORD_VECTORS, Lifecycle, Message, Session
 from teams.access import Access
 
 logger = logging.getLogger(__name__)
@@ -227,9 +227,7 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
         .select_related("session", "session__project", "session__project__team")
         .defer(
             "content",
-            "search_vector",
-            "context_vector",
-            "ranking_vector",
+            *KEYWORD_VECTORS,
             "metadata",
             "session__embedding",
             "session__metadata",

@@ -29,6 +29,9 @@ from teams.models import Project, Team, user_or_null
 EMBEDDING_DIMENSIONS = 384
 # Text-search configuration of the tsvector column and of every query against it.
 SEARCH_CONFIG = "english"
+# A message's keyword vectors: large, read by keyword search only. Every other read of
+# messages defers them (``.defer(*KEYWORD_VECTORS)``), so a new one is added here once.
+KEYWORD_VECTORS = ("search_vector", "context_vector", "ranking_vector")
 # PostgreSQL refuses a tsvector over 1 MB; text of short distinct tokens can produce ~3 bytes
 # of tsvector per character, so only the first 250,000 characters of a message are
 # keyword-indexed. (Its vectors, from chunks, cover all of it.)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sessions.models import Message, MessageRole
+from sessions.models import KEYWORD_VECTORS, Message, MessageRole
 
 PAGE_SIZE = 100
 FOLD_CHARS = 4_000
@@ -72,7 +72,7 @@ class Page:
 
 
 def _columns(queryset):
-    return queryset.defer("search_vector", "context_vector", "ranking_vector")
+    return queryset.defer(*KEYWORD_VECTORS)
 
 
 def load_page(session, *, after: int = -1, limit: int = PAGE_SIZE) -> Page:

@@ -25,7 +25,7 @@ from memories.enrich.extract import extract_drafts
 from memories.enrich.stated import stated_drafts
 from memories.models import MemoryEvidence, MemoryExtraction
 from sessions.embedding.query import embed_query
-from sessions.models import EnrichmentStatus, Message, Session
+from sessions.models import KEYWORD_VECTORS, EnrichmentStatus, Message, Session
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def extract_session(extraction: MemoryExtraction) -> int:
             removed_at__isnull=True,
         )
         .order_by("seq")
-        .defer("search_vector", "context_vector", "ranking_vector")[:MAX_MESSAGES_PER_STEP]
+        .defer(*KEYWORD_VECTORS)[:MAX_MESSAGES_PER_STEP]
     )
     # What the transcript itself states (Memory Stored: blocks, memory files) comes first;
     # the rules do not read those messages again: their author already said what to keep.

@@ -74,7 +74,7 @@ from sessions.forget.lifecycle import (
     soft_delete,
 )
 from sessions.forget.size import size_breakdown
-from sessions.models import Message, Session
+from sessions.models import KEYWORD_VECTORS, Message, Session
 from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView, ScopedViewSet
 
@@ -297,9 +297,7 @@ class SessionViewSet(
         if request.method == "GET":
             opened(session)
             # The keyword vectors are large and not shown.
-            messages = Message.objects.of_session(session).defer(
-                "search_vector", "context_vector", "ranking_vector"
-            )
+            messages = Message.objects.of_session(session).defer(*KEYWORD_VECTORS)
             paginator = MessageCursorPagination()
             page = paginator.paginate_queryset(messages, request, view=self)
             return paginator.get_paginated_response(MessageSerializer(page, many=True).data)

@@ -24,7 +24,7 @@ from sessions.backup import sections
 from sessions.backup.manifest import PROJECT, SECTIONS_DIR, SESSIONS, Member, manifest
 from sessions.forget import attachments
 from sessions.forget.export import iter_export
-from sessions.models import Message, Session
+from sessions.models import KEYWORD_VECTORS, Message, Session
 from teams.models import Project
 
 # The project's own columns that are not settings: who it is, not how it behaves.
@@ -53,7 +53,7 @@ def project_settings(project: Project) -> dict[str, Any]:
 def _messages(session: Session, counted: Callable[[], None]) -> Iterator[Message]:
     rows = (
         Message.objects.filter(session=session)
-        .defer("search_vector", "context_vector", "ranking_vector")  # large, and not exported
+        .defer(*KEYWORD_VECTORS)  # large, and not exported
         .order_by("seq")
         .iterator(chunk_size=MESSAGE_BATCH)  # a server-side cursor
     )

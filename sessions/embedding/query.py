@@ -17,9 +17,11 @@ from sessions.embedding.torch_runtime import embed as embed_by_torch
 def query_encoder() -> OnnxEncoder | None:
     """The encoder of one query at a time, with at least one thread (a web process sets
     none): the documents' graph, or the fp32 one when documents are on torch (the same
-    vectors to float rounding). None: torch embeds queries."""
-    variant = VARIANT_OF.get(resolved_backend()) if document_encoder() is not None else None
-    return onnx_encoder(variant or "fp32", settings.EMBEDDING_THREADS or 1)
+    vectors to float rounding). None: torch embeds queries (the documents' graph could not
+    be made, so they are on torch too). Chosen from the setting alone: a web process never
+    loads the documents' encoder only to ask which graph it uses."""
+    variant = VARIANT_OF.get(resolved_backend(), "fp32")
+    return onnx_encoder(variant, settings.EMBEDDING_THREADS or 1)
 
 
 def embed_query(text: str) -> np.ndarray:

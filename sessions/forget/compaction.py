@@ -39,7 +39,15 @@ from sessions.embedding.tokens import count_tokens
 from sessions.enrich.poke import poke_enrichment
 from sessions.enrich.summary import summarize
 from sessions.forget.lifecycle import LifecycleConflict
-from sessions.models import EnrichmentStatus, Entity, Message, MessageChunk, MessageRole, Session
+from sessions.models import (
+    KEYWORD_VECTORS,
+    EnrichmentStatus,
+    Entity,
+    Message,
+    MessageChunk,
+    MessageRole,
+    Session,
+)
 
 SUMMARISE_AFTER = timedelta(days=7)
 KEEP_RECENT = timedelta(hours=24)
@@ -106,9 +114,7 @@ def compact_session(
     now = now or timezone.now()
     if respect_access and recently_read(session, now):
         return Compaction(skipped=READ_RECENTLY)
-    rows = Message.objects.of_session(session).defer(
-        "search_vector", "context_vector", "ranking_vector"
-    )
+    rows = Message.objects.of_session(session).defer(*KEYWORD_VECTORS)
     if not dry_run:
         rows = rows.select_for_update(of=("self",)).order_by("id")
     messages = sorted(rows, key=lambda m: m.seq)
@@ -139,9 +145,7 @@ def set_pinned(session: Session, seq: int, pinned: bool | None) -> Message:
     """Pin (keep from compaction) or unpin message ``seq`` (None: leave it); raises
     ``Message.DoesNotExist`` if the session has none, ``LifecycleConflict`` if it was
     removed."""
-    message = Message.objects.of_session(session).defer(
-        "search_vector", "context_vector", "ranking_vector"
-    )
+    message = Message.objects.of_session(session).defer(*KEYWORD_VECTORS)
     message = message.get(seq=seq)
     if message.removed_at is not None:
         raise LifecycleConflict(f"message #{seq} was removed; there is nothing to pin")

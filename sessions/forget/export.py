@@ -57,7 +57,7 @@ from sessions.capture.importers.conversation_md import (
 from sessions.forget import attachments as sections
 from sessions.forget import session_folder
 from sessions.forget.messages import tombstone_text
-from sessions.models import Message
+from sessions.models import KEYWORD_VECTORS, Message
 
 FORMATS: dict[str, tuple[str, str]] = {
     "json": ("application/json", "json"),
@@ -451,7 +451,7 @@ def export_response(session: Any, fmt: str | None) -> StreamingHttpResponse:
     content_type, extension = FORMATS[fmt]
     messages = (
         Message.objects.of_session(session)
-        .defer("search_vector", "context_vector", "ranking_vector")  # large, and not exported
+        .defer(*KEYWORD_VECTORS)  # large, and not exported
         .order_by("seq")
         .iterator(chunk_size=1000)
     )

@@ -39,6 +39,7 @@ from sessions.enrich.poke import poke_enrichment
 from sessions.forget.lifecycle import LifecycleConflict, in_trash_state
 from sessions.forget.records import actor_label, record_deletion
 from sessions.models import (
+    KEYWORD_VECTORS,
     DeletionRecord,
     DeletionScope,
     EnrichmentStatus,
@@ -97,12 +98,7 @@ def remove_message(session: Session, seq: int, *, by, reason: str = "") -> Remov
                 "one of its messages",
                 in_trash_state(locked),
             )
-        message = (
-            Message.objects.of_session(locked)
-            .filter(seq=seq)
-            .defer("search_vector", "context_vector", "ranking_vector")
-            .first()
-        )
+        message = Message.objects.of_session(locked).filter(seq=seq).defer(*KEYWORD_VECTORS).first()
         if message is None:
             raise Http404(f"session {session.public_id} has no message {seq}")
         if message.removed_at is not None:

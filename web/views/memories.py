@@ -34,7 +34,7 @@ from memories.models import (
 from memories.retrieve.access import note_access
 from memories.retrieve.query import MemoryFilters, apply, visible
 from memories.retrieve.search import search_memories
-from sessions.models import Session
+from sessions.models import KEYWORD_VECTORS, Session
 from teams.models import Role
 from web.memory_details import readable_details
 from web.memory_forms import (
@@ -185,9 +185,7 @@ def evidence_of(memory: Memory, access) -> list[MemoryEvidence]:
         .filter(session__deleted_at__isnull=True)
         .select_related("message", "session")
         .defer(
-            "message__search_vector",
-            "message__context_vector",
-            "message__ranking_vector",
+            *(f"message__{column}" for column in KEYWORD_VECTORS),
             "session__metadata",
         )
         .order_by("session__started_at", "message__seq")[:EVIDENCE_SHOWN]

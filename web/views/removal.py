@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from sessions.forget.lifecycle import LifecycleConflict
 from sessions.forget.messages import remove_message, tombstone_text
-from sessions.models import Message
+from sessions.models import KEYWORD_VECTORS, Message
 from teams.models import Role
 from web.forms import RemoveMessageForm
 from web.scope import team_required
@@ -28,9 +28,7 @@ def message_remove(request, public_id, seq):
     if elsewhere := wrong_state_redirect(request, session, in_trash=False):
         return elsewhere
     message = get_object_or_404(
-        Message.objects.of_session(session).defer(
-            "search_vector", "context_vector", "ranking_vector"
-        ),
+        Message.objects.of_session(session).defer(*KEYWORD_VECTORS),
         seq=seq,
     )
     if message.removed_at is not None:

@@ -39,6 +39,6 @@ class Command(BaseCommand):
                 "still work, with query embedding on torch"
             )
             return
-        used = variant if document_encoder() is not None and variant else "fp32"
+        used = variant or "fp32"
         verb = "uses" if existed[used] else "exported"
         self.stdout.write(f"query encoder {verb} {onnx_graph_path(used)}")
