@@ -40,30 +40,43 @@ RANKING_DOCUMENT = (
     "(setweight({m}.search_vector, 'A') || coalesce({m}.context_vector, ''::tsvector))"
 )
 
+# Each message's neighbours are found by their own index probes (session, seq) rather than by
+# a window over the session joined back to the rows: with a join, the plan rests on row
+# estimates, and a table last analysed while empty (reltuples 0) estimates one row on each
+# side, so the planner may put the window on the inner side of a nested loop, parsing the
+# whole session's contexts again for every message (a 1,000-message capture took 150 s
+# instead of 0.2 s). Here there is no join: the rows to update are one index range, and each
+# one's context is parsed once (OFFSET 0 keeps the subquery from being merged, which would
+# parse it once per column).
+
+
+def _neighbour(side: str, nth: int) -> str:
+    """The ``nth`` (0: nearest) message before or after ``t`` in its session, as a line."""
+    before = side == "before"
+    return f"""(SELECT {LINE} FROM agent_sessions_message m
+                WHERE m.session_id = %(session)s AND m.seq {"<" if before else ">"} t.seq
+                ORDER BY m.seq {"DESC" if before else "ASC"} OFFSET {nth} LIMIT 1)"""
+
+
 CONTEXT_SQL = f"""
-WITH window_rows AS (
-    SELECT m.id, m.seq,
-           concat_ws(E'\\n',
-               to_char(coalesce(m.timestamp, s.started_at), 'DD FMMonth YYYY'),
-               lag({LINE}, 2) OVER w,
-               lag({LINE}, 1) OVER w,
-               coalesce(nullif(m.author, ''), m.role),
-               lead({LINE}, 1) OVER w) AS context
-    FROM agent_sessions_message m
-    JOIN agent_sessions_session s ON s.id = m.session_id
-    WHERE m.session_id = %(session)s AND m.seq >= %(first)s - {BEFORE}
-      AND (%(through)s::integer IS NULL OR m.seq <= %(through)s::integer + 1)
-    WINDOW w AS (ORDER BY m.seq)
-)
 UPDATE agent_sessions_message m
-SET context_vector = c.vector, ranking_vector = setweight(m.search_vector, 'A') || c.vector
-FROM (
-    -- OFFSET 0: not merged into the UPDATE, so each context is parsed once for both columns
-    SELECT id, to_tsvector('{SEARCH_CONFIG}', context) AS vector FROM window_rows
-    WHERE seq >= %(first)s - 1 AND (%(through)s::integer IS NULL OR seq <= %(through)s::integer)
-    OFFSET 0
-) c
-WHERE m.id = c.id
+SET (context_vector, ranking_vector) = (
+    SELECT c.vector, setweight(m.search_vector, 'A') || c.vector
+    FROM (
+        SELECT to_tsvector('{SEARCH_CONFIG}', concat_ws(E'\\n',
+            to_char(coalesce(t.timestamp, (
+                SELECT s.started_at FROM agent_sessions_session s WHERE s.id = %(session)s
+            )), 'DD FMMonth YYYY'),
+            {", ".join(_neighbour("before", nth) for nth in reversed(range(BEFORE)))},
+            coalesce(nullif(t.author, ''), t.role),
+            {_neighbour("after", 0)}
+        )) AS vector
+        FROM (SELECT m.seq, m.timestamp, m.author, m.role) t
+        OFFSET 0
+    ) c
+)
+WHERE m.session_id = %(session)s AND m.seq >= %(first)s - 1
+  AND (%(through)s::integer IS NULL OR m.seq <= %(through)s::integer)
 """
 
 
