@@ -105,7 +105,10 @@ def embed_pending_messages(limit: int | None = None, only_ids: list[int] | None 
 # advisory locks need a real session per worker: not a transaction-pooling proxy.)
 CLAIM_LOCK_SPACE = 0x6D656D  # "mem"
 # The batch is a materialised CTE: as a plain ``IN (subquery)`` the planner may run the
-# LIMIT … SKIP LOCKED subquery more than once and claim far more rows than asked.
+# LIMIT … SKIP LOCKED subquery more than once and claim far more rows than asked. The rows
+# are then updated by id (``= ANY``), not joined to it: a join's plan rests on estimates, and
+# on a table analysed while empty it may scan every message once per claimed row
+# (sessions/capture/keyword_context.py tells the same story).
 CLAIM_SQL = """
 WITH batch AS MATERIALIZED (
     SELECT p.id FROM agent_sessions_message p
@@ -119,7 +122,7 @@ WITH batch AS MATERIALIZED (
     FOR NO KEY UPDATE SKIP LOCKED
 )
 UPDATE agent_sessions_message m SET claimed_by = %(key)s
-FROM batch WHERE m.id = batch.id
+WHERE m.id = ANY(ARRAY(SELECT id FROM batch))
 RETURNING m.id, m.team_id, m.session_id, m.role, m.author, m.tool_name, m.content,
           m.enrichment_attempts
 """
