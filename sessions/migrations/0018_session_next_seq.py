@@ -4,6 +4,11 @@ that every capture locks, so an append no longer asks the messages for MAX(seq).
 Filled in the same transaction from the messages already stored (one past each session's
 highest seq; sessions without messages keep the database default, 0). Going back drops the
 column: nothing else reads it.
+
+Web processes of the previous version must not capture after this has run (`make run` and
+compose stop them before migrating): they would store messages without moving the counter,
+and the appends to that session would then collide with them (a 500, nothing stored is
+lost) until ``FILL`` below is run again.
 """
 
 from django.db import migrations, models
