@@ -4,14 +4,18 @@ Starts its own stack in a temporary data folder (embedded PostgreSQL, gunicorn; 
 is needed: capture only enqueues), then measures, with N concurrent client processes:
 
   (a) whole-session capture: POST /api/v1/sessions with 1,000-message sessions
-  (b) appends: POST /api/v1/sessions/{id}/messages with 10 messages each
+  (b) appends: POST /api/v1/sessions/{id}/messages with 10 messages each (and with 1, with
+      ``--append-sizes 10,1``), each client to its own session
   (c) import: POST /api/v1/import of the largest sample file in ../shared/samples
 
 and, in the same run, a baseline: the same 1,000-message sessions written by the capture
 service directly (no HTTP, no JSON), so the API's overhead shows as a ratio. Messages are
-LoCoMo turns (real text), ~130 characters on average.
+LoCoMo turns (real text), ~130 characters on average. For (a) and (b) it also says the CPU
+time per request of the web processes, PostgreSQL and the clients, which bounds what the
+cores can serve.
 
     .venv/bin/python bench/capture.py [--clients 8] [--rounds 3] [--sessions 4]
+        [--web-workers 3] [--threads 1] [--append-sizes 10,1] [--phases whole,appends,...]
 
 Medians over rounds; these machines are shared and noisy, so read the ratios.
 """
@@ -22,16 +26,28 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import statistics
 import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import SHARED, create_token, run_python, web_stack
+from bench.harness import (
+    SHARED,
+    cpu_seconds,
+    create_token,
+    postgres_cpu,
+    run_python,
+    web_stack,
+    with_children,
+)
+
+PHASES = ("whole", "appends", "import", "direct")
 
 
 def locomo_texts() -> list[str]:
@@ -77,7 +93,8 @@ def _whole_session_client(args) -> int:
     return stored
 
 
-def _append_client(args) -> int:
+def _append_client(args) -> tuple[int, int]:
+    """Messages stored and requests made (the session's creation is not counted)."""
     base, token, texts, client_no, appends, size = args
     session = post(
         f"{base}/api/v1/sessions", token, json.dumps({"agent_name": "bench-append"}).encode()
@@ -93,16 +110,44 @@ def _append_client(args) -> int:
             json.dumps({"messages": messages}).encode(),
         )
         stored += result["messages_added"]
-    return stored
+    return stored, appends
 
 
-def run_clients(worker, jobs) -> float:
-    """Messages per second stored by ``len(jobs)`` client processes working at once."""
+def _whole_session_requests(args) -> tuple[int, int]:
+    return _whole_session_client(args), args[4]
+
+
+@dataclass
+class Phase:
+    """One phase's messages per second, and CPU milliseconds per request of each side."""
+
+    rate: float
+    web_ms: float
+    postgres_ms: float
+    clients_ms: float
+
+
+def run_clients(worker, jobs, stack=None, var_dir=None) -> Phase:
+    """Messages per second stored by ``len(jobs)`` client processes working at once (each
+    ``worker`` returns its messages and requests), with the CPU time each request cost the
+    web server, PostgreSQL and the clients."""
+
+    def clients_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    web = with_children([stack.web]) if stack else []
+    before = (cpu_seconds(web), postgres_cpu(var_dir) if var_dir else 0.0, clients_cpu())
     with multiprocessing.Pool(len(jobs)) as pool:
         started = time.perf_counter()
-        stored = sum(pool.map(worker, jobs))
+        done = pool.map(worker, jobs)
         elapsed = time.perf_counter() - started
-    return stored / elapsed
+    after = (cpu_seconds(web), postgres_cpu(var_dir) if var_dir else 0.0, clients_cpu())
+    stored, requests = sum(d[0] for d in done), sum(d[1] for d in done)
+    web_ms, pg_ms, clients_ms = (
+        (a - b) * 1000 / requests for a, b in zip(after, before, strict=True)
+    )
+    return Phase(stored / elapsed, web_ms, pg_ms, clients_ms)
 
 
 def baseline_direct(env, texts_file: Path, sessions, size) -> float:
@@ -137,7 +182,16 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=4, help="1,000-message sessions per client")
     parser.add_argument("--appends", type=int, default=40, help="10-message appends per client")
     parser.add_argument("--web-workers", type=int, default=3)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="gunicorn threads per worker (gthread when >1)"
+    )
+    parser.add_argument(
+        "--append-sizes", default="10", help="messages per append request, e.g. 10,1"
+    )
+    parser.add_argument("--phases", default=",".join(PHASES), help=",".join(PHASES))
     args = parser.parse_args()
+    phases = set(args.phases.split(","))
+    sizes = [int(size) for size in args.append_sizes.split(",")]
 
     texts = locomo_texts()
     samples = sorted(
@@ -149,67 +203,86 @@ def main() -> None:
         key=lambda p: p.stat().st_size,
     )
     largest = samples[-1]
+    web_args = ["--timeout", "300"]
+    if args.threads > 1:
+        web_args += ["--worker-class", "gthread", "--threads", str(args.threads)]
     with (
         tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp,
-        web_stack(
-            Path(tmp) / "var", web_workers=args.web_workers, web_args=("--timeout", "300")
-        ) as stack,
+        web_stack(Path(tmp) / "var", web_workers=args.web_workers, web_args=web_args) as stack,
     ):
-        env, base, token = stack.env, stack.base, stack.token
+        env, base, token, var_dir = stack.env, stack.base, stack.token, Path(tmp) / "var"
         texts_file = Path(tmp) / "texts.json"
         texts_file.write_text(json.dumps(texts))
         # Warm-up: every gunicorn worker loads the tokenizer on its first capture.
         run_clients(
-            _whole_session_client, [(base, token, texts, c, 1, 50) for c in range(args.clients)]
+            _whole_session_requests, [(base, token, texts, c, 1, 50) for c in range(args.clients)]
         )
 
-        whole, appends, imports, direct = [], [], [], []
+        whole, appends, imports, direct = [], {size: [] for size in sizes}, [], []
         data = largest.read_bytes()
         for round_no in range(1, args.rounds + 1):
-            # A re-import adds nothing, so each round imports into a new project.
-            import_token = create_token(env, f"import-{round_no}")
-            whole.append(
-                run_clients(
-                    _whole_session_client,
-                    [(base, token, texts, c, args.sessions, 1000) for c in range(args.clients)],
+            said = []
+            if "whole" in phases:
+                jobs = [(base, token, texts, c, args.sessions, 1000) for c in range(args.clients)]
+                whole.append(run_clients(_whole_session_requests, jobs, stack, var_dir))
+                said.append(f"whole-session {whole[-1].rate:,.0f} msg/s")
+            if "appends" in phases:
+                for size in sizes:
+                    jobs = [
+                        (base, token, texts, c, args.appends, size) for c in range(args.clients)
+                    ]
+                    appends[size].append(run_clients(_append_client, jobs, stack, var_dir))
+                    said.append(f"appends of {size} {appends[size][-1].rate:,.0f} msg/s")
+            if "import" in phases:
+                # A re-import adds nothing, so each round imports into a new project.
+                import_token = create_token(env, f"import-{round_no}")
+                started = time.perf_counter()
+                result = post(
+                    f"{base}/api/v1/import?filename={largest.name}",
+                    import_token,
+                    data,
+                    "application/octet-stream",
                 )
-            )
-            appends.append(
-                run_clients(
-                    _append_client,
-                    [(base, token, texts, c, args.appends, 10) for c in range(args.clients)],
-                )
-            )
-            started = time.perf_counter()
-            result = post(
-                f"{base}/api/v1/import?filename={largest.name}",
-                import_token,
-                data,
-                "application/octet-stream",
-            )
-            elapsed = time.perf_counter() - started
-            added = sum(s["messages_added"] for s in result["sessions"])
-            imports.append((added / elapsed, len(data) / elapsed / 1e6, added))
-            direct.append(baseline_direct(env, texts_file, args.sessions, 1000))
-            print(
-                f"round {round_no}: whole-session {whole[-1]:,.0f} msg/s, "
-                f"appends {appends[-1]:,.0f} msg/s, import {imports[-1][0]:,.0f} msg/s, "
-                f"direct (baseline) {direct[-1]:,.0f} msg/s",
-                flush=True,
-            )
-    w, a, d = statistics.median(whole), statistics.median(appends), statistics.median(direct)
-    imp = statistics.median(i[0] for i in imports)
-    mb = statistics.median(i[1] for i in imports)
+                elapsed = time.perf_counter() - started
+                added = sum(s["messages_added"] for s in result["sessions"])
+                imports.append((added / elapsed, len(data) / elapsed / 1e6, added))
+                said.append(f"import {imports[-1][0]:,.0f} msg/s")
+            if "direct" in phases:
+                direct.append(baseline_direct(env, texts_file, args.sessions, 1000))
+                said.append(f"direct (baseline) {direct[-1]:,.0f} msg/s")
+            print(f"round {round_no}: " + ", ".join(said), flush=True)
     print()
-    print(f"clients: {args.clients} processes; gunicorn: {args.web_workers} workers; 2 cores")
-    print(f"(a) whole-session capture, 1,000-message sessions  median {w:,.0f} messages/s")
-    print(f"(b) appends of 10 messages                         median {a:,.0f} messages/s")
-    print(
-        f"(c) import of {largest.name} ({len(data):,} bytes, {imports[0][2]} messages)  "
-        f"median {imp:,.0f} messages/s ({mb:.2f} MB/s)"
+    server = f"{args.web_workers} workers" + (
+        f" x {args.threads} threads (gthread)" if args.threads > 1 else " (sync)"
     )
-    print(f"baseline: capture service in-process, one writer   median {d:,.0f} messages/s")
-    print(f"ratio (a) / baseline                                {w / d:.2f}")
+    print(f"clients: {args.clients} processes; gunicorn: {server}; {os.cpu_count()} cores")
+    print("medians; CPU ms per request: web + PostgreSQL + clients")
+    rows = [("(a) whole-session capture, 1,000-message sessions", whole)]
+    rows += [(f"(b) appends of {size} message(s)", appends[size]) for size in sizes]
+    for label, runs in rows:
+        if runs:
+            rate = statistics.median(r.rate for r in runs)
+            cpu = [
+                statistics.median(getattr(r, part) for r in runs)
+                for part in ("web_ms", "postgres_ms", "clients_ms")
+            ]
+            print(
+                f"{label:52} {rate:8,.0f} messages/s; CPU {sum(cpu):.1f} ms = "
+                f"{cpu[0]:.1f} + {cpu[1]:.1f} + {cpu[2]:.1f}"
+            )
+    if imports:
+        imp = statistics.median(i[0] for i in imports)
+        mb = statistics.median(i[1] for i in imports)
+        print(
+            f"(c) import of {largest.name} ({len(data):,} bytes, {imports[0][2]} messages)  "
+            f"median {imp:,.0f} messages/s ({mb:.2f} MB/s)"
+        )
+    if direct:
+        d = statistics.median(direct)
+        print(f"baseline: capture service in-process, one writer   median {d:,.0f} messages/s")
+        if whole:
+            w = statistics.median(r.rate for r in whole)
+            print(f"ratio (a) / baseline                                {w / d:.2f}")
 
 
 if __name__ == "__main__":

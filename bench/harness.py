@@ -15,6 +15,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
 
@@ -52,6 +54,44 @@ def django_on_embedded_servers(keep: Path | None = None):
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * (len(ordered) - 1) + 0.5))]
+
+
+def cpu_seconds(processes: list[psutil.Process], *, reaped: bool = False) -> float:
+    """User + system CPU seconds of these processes; with ``reaped``, also of their
+    children that have exited (a PostgreSQL backend ends with its connection, and Celery
+    closes its connection after each task)."""
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+            if reaped:
+                total += times.children_user + times.children_system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def postgres_cpu(var_dir: Path) -> float:
+    """CPU seconds of the embedded server so far: its postmaster (found by the data folder
+    in its command line), its live processes, and the backends it has reaped."""
+    for process in psutil.process_iter(["name", "cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if "postgres" in (process.info["name"] or "") and str(var_dir) in cmdline:
+            children = process.children(recursive=True)
+            return cpu_seconds([process], reaped=True) + cpu_seconds(children)
+    raise RuntimeError(f"no PostgreSQL server of {var_dir} is running")
+
+
+def with_children(popens: list[subprocess.Popen]) -> list[psutil.Process]:
+    processes = []
+    for popen in popens:
+        try:
+            parent = psutil.Process(popen.pid)
+            processes.extend([parent, *parent.children(recursive=True)])
+        except psutil.NoSuchProcess:
+            pass
+    return processes
 
 
 def free_port() -> int:

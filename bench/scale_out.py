@@ -31,50 +31,16 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import REPO_ROOT, django_on_embedded_servers
+from bench.harness import (
+    REPO_ROOT,
+    cpu_seconds,
+    django_on_embedded_servers,
+    postgres_cpu,
+    with_children,
+)
 from bench.pipeline import locomo_texts, store_sessions
-
-
-def cpu_seconds(processes: list[psutil.Process], *, reaped: bool = False) -> float:
-    """User + system CPU seconds of these processes; with ``reaped``, also of their
-    children that have exited (a PostgreSQL backend ends with its connection, and Celery
-    closes its connection after each task)."""
-    total = 0.0
-    for process in processes:
-        try:
-            times = process.cpu_times()
-            total += times.user + times.system
-            if reaped:
-                total += times.children_user + times.children_system
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
-def postgres_cpu(var_dir: Path) -> float:
-    """CPU seconds of the embedded server so far: its postmaster (found by the data folder
-    in its command line), its live processes, and the backends it has reaped."""
-    for process in psutil.process_iter(["name", "cmdline"]):
-        cmdline = " ".join(process.info["cmdline"] or [])
-        if "postgres" in (process.info["name"] or "") and str(var_dir) in cmdline:
-            children = process.children(recursive=True)
-            return cpu_seconds([process], reaped=True) + cpu_seconds(children)
-    raise RuntimeError(f"no PostgreSQL server of {var_dir} is running")
-
-
-def with_children(popens: list[subprocess.Popen]) -> list[psutil.Process]:
-    processes = []
-    for popen in popens:
-        try:
-            parent = psutil.Process(popen.pid)
-            processes.extend([parent, *parent.children(recursive=True)])
-        except psutil.NoSuchProcess:
-            pass
-    return processes
 
 
 def start_workers(command: list[str], count: int, env: dict, log_dir: Path, name: str):

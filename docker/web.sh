@@ -11,6 +11,7 @@ exec gunicorn memoryapp.wsgi \
     --config python:memoryapp.gunicorn_hooks \
     --bind "0.0.0.0:${PORT:-8000}" \
     --workers "${WEB_CONCURRENCY:-3}" \
+    --threads "${WEB_THREADS:-4}" \
     --timeout 120 \
     --access-logfile - \
     --no-control-socket

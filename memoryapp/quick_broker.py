@@ -2,14 +2,21 @@
 
 A request must not wait for the broker (a capture waited ~6 s per request while Redis was
 down: kombu retries a connection for its whole connect timeout). ``QuickBroker.run`` connects
-once, with short socket timeouts and no retry; after a failure it does not try again for a
-few seconds, so a burst of requests during an outage doesn't each pay the timeout. What the
+with short socket timeouts and no retry; after a failure it does not try again for a few
+seconds, so a burst of requests during an outage doesn't each pay the timeout. What the
 caller does without Redis is its own choice (``BrokerUnavailable``).
+
+The connection is kept for the next call (one per process and thread): opening a kombu
+connection cost each capture more than the rest of its Redis work (docs/benchmarks.md,
+"Appends"). A kept connection that Redis closed is opened again by redis-py's pool when it
+is next taken; one that fails is dropped with the pause.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -37,18 +44,18 @@ class QuickBroker:
         self.purpose = purpose
         self.pause = pause
         self.down_until = 0.0  # time.monotonic() before which Redis is not tried
+        self._kept = threading.local()
 
     def run(self, work: Callable[..., T]) -> T:
-        """``work(connection)`` on a fresh kombu connection; raises ``BrokerUnavailable``
-        at once while paused, or after the short timeouts when Redis fails."""
+        """``work(connection)`` on this thread's kombu connection; raises
+        ``BrokerUnavailable`` at once while paused, or after the short timeouts when Redis
+        fails."""
         if time.monotonic() < self.down_until:
             raise BrokerUnavailable(self.purpose)
-        from memoryapp.celery import app
-
         try:
-            with app.connection_for_write(transport_options=QUICK_TRANSPORT_OPTIONS) as conn:
-                return work(conn)
+            return work(self._connection())
         except Exception as exc:
+            self._drop()
             self.down_until = time.monotonic() + self.pause
             logger.warning(
                 "Redis unavailable for %s (%s); not trying again for %g s",
@@ -59,5 +66,28 @@ class QuickBroker:
             raise BrokerUnavailable(self.purpose) from exc
 
     def reset(self) -> None:
-        """Try Redis again at the next call (tests, after an outage they made)."""
+        """Try Redis again at the next call, on a new connection (tests, after an outage or
+        a change of broker they made)."""
         self.down_until = 0.0
+        self._drop()
+
+    def _connection(self):
+        """The kept connection, if it is this process's (a forked child must not share its
+        parent's socket) and to the broker configured now; else a new one."""
+        from memoryapp.celery import app
+
+        kept = self._kept
+        owner = (os.getpid(), app.conf.broker_url)
+        if getattr(kept, "owner", None) != owner or kept.connection is None:
+            kept.connection = app.connection_for_write(transport_options=QUICK_TRANSPORT_OPTIONS)
+            kept.owner = owner
+        return kept.connection
+
+    def _drop(self) -> None:
+        connection = getattr(self._kept, "connection", None)
+        self._kept.connection = None
+        if connection is not None and self._kept.owner[0] == os.getpid():
+            try:
+                connection.release()
+            except Exception:  # already broken: nothing more to give back
+                logger.debug("closing a broken %s connection failed", self.purpose)

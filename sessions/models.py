@@ -211,6 +211,10 @@ class Session(Enrichable, TeamOwned):
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     message_count = models.PositiveIntegerField(default=0)
+    # The seq the next captured message takes: one past the highest ever stored (compaction
+    # and removal never lower it, so it is not message_count). Captures read it from the row
+    # they lock instead of asking the messages for MAX(seq).
+    next_seq = models.PositiveIntegerField(db_default=0)
     size_bytes = models.PositiveBigIntegerField(default=0)
     topics = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     artifacts = ArrayField(models.CharField(max_length=500), default=list, blank=True)

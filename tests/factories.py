@@ -65,6 +65,16 @@ class MessageFactory(factory.django.DjangoModelFactory):
     role = "user"
     content = "Hello"
 
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        message = super()._create(model_class, *args, **kwargs)
+        # As capture keeps it: the session's next seq is past every message it holds.
+        Session.objects.filter(pk=message.session_id, next_seq__lte=message.seq).update(
+            next_seq=message.seq + 1
+        )
+        message.session.next_seq = max(message.session.next_seq, message.seq + 1)
+        return message
+
 
 class EntityFactory(factory.django.DjangoModelFactory):
     class Meta:

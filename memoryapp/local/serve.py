@@ -227,6 +227,13 @@ def main(argv: list[str] | None = None) -> int:
         "--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2"))
     )
     parser.add_argument(
+        "--web-threads",
+        type=int,
+        default=int(os.environ.get("WEB_THREADS", "4")),
+        help="threads per web process: while one waits on PostgreSQL (a commit's flush), "
+        "another runs",
+    )
+    parser.add_argument(
         "--worker-concurrency",
         type=int,
         default=int(os.environ.get("CELERY_CONCURRENCY", "2")),
@@ -300,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.host}:{args.port}",
                 "--workers",
                 str(args.web_workers),
+                # Threads (gthread) let a process serve the next request while one waits on
+                # PostgreSQL: appends doubled against as many sync processes
+                # (docs/benchmarks.md, "Capture and appends").
+                "--threads",
+                str(args.web_threads),
                 "--timeout",
                 "120",
                 "--access-logfile",

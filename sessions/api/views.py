@@ -293,21 +293,30 @@ class SessionViewSet(
     )
     @action(detail=True, methods=["get", "post"], pagination_class=MessageCursorPagination)
     def messages(self, request, id=None):
-        session = self.get_object()
         if request.method == "GET":
+            session = self.get_object()
             opened(session)
             # The keyword vectors are large and not shown.
             messages = Message.objects.of_session(session).defer(*KEYWORD_VECTORS)
             paginator = MessageCursorPagination()
             page = paginator.paginate_queryset(messages, request, view=self)
             return paginator.get_paginated_response(MessageSerializer(page, many=True).data)
-        self.require(Role.MEMBER, session.team_id)
         data = request.data
         if isinstance(data, dict) and "messages" not in data:
             data = {"messages": [data]}  # one message, sent bare
         payload = AppendMessagesSerializer(data=data)
         payload.is_valid(raise_exception=True)
-        result = append_to_session(session, payload.to_parsed())
+        # The session is found in the caller's scope and locked by one query (not looked up,
+        # then locked again): the role is checked on the locked row, before any write.
+        try:
+            result = append_to_session(
+                self.get_queryset().filter(public_id=id),
+                payload.to_parsed(),
+                check=lambda session: self.require(Role.MEMBER, session.team_id),
+            )
+        except Session.DoesNotExist:
+            raise SessionNotFound() from None
+        session = result.session
         response = Response(
             {
                 "session": session.public_id,

@@ -7,7 +7,8 @@ all. Idempotent by design:
   appends only the messages it does not hold yet, and updates the fields sent again;
 - a message is found again by its client id; without one, a re-sent *whole* session counts
   its messages by position (the first N are the N already stored);
-- appends lock the session row, so concurrent appends get consecutive sequence numbers;
+- appends lock the session row, so concurrent appends get consecutive sequence numbers
+  (the next one is kept on that row, ``Session.next_seq``);
 - concurrent captures of one external id are serialised by an advisory lock on it, so the
   second finds the first's session instead of racing it.
 
@@ -26,11 +27,11 @@ work is enqueued after commit.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Max
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
@@ -131,14 +132,25 @@ def capture_sessions(project: Project, parsed_sessions: Iterable[ParsedSession])
     return results
 
 
-def append_messages(session: Session, messages: list[ParsedMessage]) -> CaptureResult:
-    """Append to an existing session; retried messages with a client id are not duplicated."""
+def append_messages(
+    session: Session | QuerySet[Session],
+    messages: list[ParsedMessage],
+    *,
+    check: Callable[[Session], None] | None = None,
+) -> CaptureResult:
+    """Append to an existing session; retried messages with a client id are not duplicated.
+
+    ``session`` may be the query that finds it (the API's: the caller's scope and the public
+    id): the row is then read and locked by one statement (``Session.DoesNotExist`` when the
+    query finds none), and ``check`` sees it before anything is written (a permission)."""
+    if isinstance(session, Session):
+        session = Session.objects.filter(pk=session.pk)
     with transaction.atomic():
         locked = (
-            Session.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("project")
-            .get(pk=session.pk)
+            session.select_for_update(no_key=True, of=("self",)).select_related("project").get()
         )
+        if check is not None:
+            check(locked)
         if locked.deleted_at is not None:
             raise CaptureError(
                 f"session {locked.public_id} is in the trash; restore it before appending",
@@ -273,19 +285,19 @@ def _update_fields(session: Session, parsed: ParsedSession) -> None:
 def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, resend: bool) -> None:
     session = result.session
     project = session.project
+    # The row is locked (or was inserted) by this transaction, so its counter is current.
+    next_seq = session.next_seq
     if not result.created and messages:
-        existing = Message.objects.filter(session=session)
-        top = existing.aggregate(top=Max("seq"))["top"]
-        next_seq = 0 if top is None else top + 1
         # Positions are seqs: compaction leaves gaps where summarised turns were.
         stored_count = next_seq if resend else 0
         known_ids = _known_client_ids(
-            existing,
+            # No ordering: the model's (by session) would join the sessions for nothing.
+            Message.objects.filter(session=session).order_by(),
             {m.client_id for m in messages if m.client_id},
             compacted=session.message_count < next_seq,  # gaps in the seqs
         )
     else:
-        stored_count, known_ids, next_seq = 0, set(), 0
+        stored_count, known_ids = 0, set()
 
     fresh: list[ParsedMessage] = []
     seen_ids: set[str] = set()
@@ -344,9 +356,13 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     now = timezone.now()
     if session.lifecycle == Lifecycle.ARCHIVED:
         requeue_unembedded(session.pk)  # a new message restores an archived session in full
+    # Nobody else writes the row before this transaction ends (it holds the row's lock, or
+    # inserted it; compaction refreshed what it changed), so the new values are computed here
+    # and the instance needs no refresh.
     updates = {
-        "message_count": F("message_count") + len(rows),
-        "size_bytes": F("size_bytes") + added_bytes,
+        "message_count": session.message_count + len(rows),
+        "size_bytes": session.size_bytes + added_bytes,
+        "next_seq": next_seq + len(rows),
         "updated_at": now,
         "enrichment_status": "pending",
         # A new message is activity: the lifecycle clock starts again (forget/archive.py).
@@ -357,18 +373,8 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     if timestamps and (session.ended_at is None or max(timestamps) > session.ended_at):
         updates["ended_at"] = max(timestamps)
     Session.objects.filter(pk=session.pk).update(**updates)
-    session.refresh_from_db(
-        fields=[
-            "message_count",
-            "size_bytes",
-            "ended_at",
-            "updated_at",
-            "enrichment_status",
-            "last_active_at",
-            "lifecycle",
-            "archived_at",
-        ]
-    )
+    for name, value in updates.items():
+        setattr(session, name, value)
 
 
 def _known_client_ids(existing, wanted: set[str], *, compacted: bool) -> set[str]:

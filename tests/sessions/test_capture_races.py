@@ -9,12 +9,15 @@ exactly once.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count
 
@@ -22,7 +25,7 @@ from sessions.enrich.chunking import chunk_message, header_for
 from sessions.forget.lifecycle import purge, soft_delete
 from sessions.models import Message, MessageChunk, Session
 from teams.models import ApiToken
-from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
+from tests.conftest import REPO_ROOT, TEST_OUTPUT, WorkerProcess, database_url_of, purge_test_queue
 from tests.factories import ProjectFactory
 from tests.waiting import wait_for
 
@@ -125,6 +128,89 @@ def test_concurrent_appends_each_sent_twice_store_every_message_once(server):
         assert mine == [f"c{c}-m{i}" for i in range(APPENDS)]
     session = Session.objects.get(public_id=session_id)
     assert session.message_count == CLIENTS * APPENDS
+    assert deadlocks() == before
+    assert_embedded_exactly_once([session.pk])
+    assert deadlocks() == before
+
+
+# One writer process: the API's own views (Django's test client, no server), so each process
+# runs the whole request path on its own connection. Mode "append" posts three messages at
+# a time to the session; mode "resend" re-sends the whole session by its external id with
+# one more message each time (capture keeps what it holds, by client id). Each request is
+# sent twice, as a retrying client does.
+WRITER = """
+import sys, django
+django.setup()
+from django.test import Client
+token, session_id, mode, me, rounds = sys.argv[1:6]
+client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+sent = [{"role": "user", "content": "the first message", "client_id": "first"}]
+for i in range(int(rounds)):
+    if mode == "append":
+        url = f"/api/v1/sessions/{session_id}/messages"
+        body = {"messages": [
+            {"role": "assistant", "content": f"{me} says {i}.{k}", "client_id": f"{me}-{i}-{k}"}
+            for k in range(3)
+        ]}
+    else:
+        url = "/api/v1/sessions"
+        sent.append({"role": "user", "content": f"{me} says {i}", "client_id": f"{me}-{i}"})
+        body = {"agent_name": "race", "external_id": "multi", "messages": sent}
+    for _attempt in range(2):
+        response = client.post(url, body, content_type="application/json")
+        assert response.status_code in (200, 201), response.content
+"""
+
+
+def test_appends_and_resends_from_several_processes_store_every_message_once(server):
+    """Writers in separate processes (as gunicorn's workers are) on a session that holds one
+    message, while the worker embeds it: contiguous seqs, each message once and in its
+    writer's order, the counters right, no deadlock."""
+    base, http, project = server
+    _, token = ApiToken.issue(project, name="writers")
+    first = {"role": "user", "content": "the first message", "client_id": "first"}
+    created = http.post(
+        f"{base}/api/v1/sessions",
+        json={"agent_name": "race", "external_id": "multi", "messages": [first]},
+    )
+    assert created.status_code == 201, created.text
+    session_id = created.json()["id"]
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="memoryapp.settings_test",
+        DATABASE_URL=database_url_of(connection.settings_dict),
+        REDIS_URL=settings.CELERY_BROKER_URL,
+        SECRET_KEY=settings.SECRET_KEY,
+    )
+    rounds = 15
+    modes = {"a": "append", "b": "append", "c": "append", "r": "resend"}
+    before = deadlocks()
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, token, session_id, mode, me, str(rounds)],
+            cwd=REPO_ROOT,
+            env=env,
+        )
+        for me, mode in modes.items()
+    ]
+    assert [writer.wait(300) for writer in writers] == [0] * len(writers)
+
+    stored = list(
+        Message.objects.filter(session__public_id=session_id)
+        .order_by("seq")
+        .values_list("seq", "client_id")
+    )
+    expected = ["first"] + [f"r-{i}" for i in range(rounds)]
+    for me, mode in modes.items():
+        if mode == "append":
+            expected += [f"{me}-{i}-{k}" for i in range(rounds) for k in range(3)]
+    assert [seq for seq, _ in stored] == list(range(len(expected)))
+    assert sorted(cid for _, cid in stored) == sorted(expected)
+    for me in modes:  # each writer's messages in the order it sent them
+        mine = [cid for _, cid in stored if cid.startswith(f"{me}-")]
+        assert mine == [cid for cid in expected if cid.startswith(f"{me}-")]
+    session = Session.objects.get(public_id=session_id)
+    assert session.message_count == session.next_seq == len(expected)
     assert deadlocks() == before
     assert_embedded_exactly_once([session.pk])
     assert deadlocks() == before
