@@ -13,7 +13,14 @@ from sessions.embedding.model_files import model_name
 from sessions.embedding.tokens import count_tokens
 from sessions.embedding.torch_runtime import embed
 from sessions.enrich import pipeline
-from sessions.enrich.chunking import CHUNK_TOKENS, chunk_message, header_for
+from sessions.enrich.chunking import (
+    CHUNK_TOKENS,
+    CONTEXT_TOKENS,
+    CONTEXT_UNDER_TOKENS,
+    chunk_message,
+    context_for,
+    header_for,
+)
 from sessions.models import Message, MessageChunk
 from tests.factories import MessageFactory, SessionFactory
 
@@ -52,6 +59,67 @@ def test_headers_say_who_spoke():
     assert header_for("assistant", "Winston") == "Winston: "
     assert header_for("assistant", "", "Bash") == "assistant (Bash): "
     assert header_for("tool", "", "Bash") == "Bash output: "
+
+
+def test_a_short_message_is_embedded_after_the_turn_it_follows_and_a_long_one_alone():
+    context = context_for("Do you like hiking?", header="Mel: ")
+    assert context == "Mel: Do you like hiking?\n"
+    [reply] = chunk_message("Yes, every weekend!", header="Caroline: ", context=context)
+    assert reply.text == "Mel: Do you like hiking?\nCaroline: Yes, every weekend!"
+    # The span is the message's own text, which the chunk's text ends with (snippets).
+    assert (reply.index, reply.char_start, reply.char_end) == (0, 0, 19)
+    assert reply.token_ids == tuple(count_ids(reply.text))
+
+    long_reply = "Yes, " + "we walk the ridge above the lake every weekend " * 4
+    assert count_tokens([long_reply])[0] >= CONTEXT_UNDER_TOKENS
+    [alone] = chunk_message(long_reply, header="Caroline: ", context=context)
+    assert alone.text == "Caroline: " + long_reply
+
+
+def test_a_context_is_the_end_of_the_previous_turn_from_a_whole_word():
+    assert context_for("  \n ") == ""
+    words = " ".join(f"unbelievably{i}" for i in range(200))  # several pieces a word
+    context = context_for(words, header="user: ")
+    kept = context.removeprefix("user: ").removesuffix("\n")
+    assert words.endswith(kept) and words[-len(kept) - 1] == " "
+    assert CONTEXT_TOKENS - 8 < count_tokens([kept])[0] <= CONTEXT_TOKENS
+
+
+def count_ids(text: str) -> list[int]:
+    from sessions.embedding.tokens import tokenizer
+
+    return tokenizer().encode(text, add_special_tokens=False).ids
+
+
+def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
+    session = SessionFactory()
+    question = MessageFactory(
+        session=session, seq=0, author="Mel", content="Do you like hiking in the Alps?"
+    )
+    reply = MessageFactory(session=session, seq=1, author="Caroline", content="Yes, every weekend!")
+    MessageFactory(  # a tombstone (sessions/forget/messages.py)
+        session=session,
+        seq=2,
+        content="[message removed]",
+        removed_at=timezone.now(),
+        enrichment_status="done",
+    )
+    after_gone = MessageFactory(session=session, seq=3, author="Mel", content="Me too.")
+    while pipeline.embed_pending_messages():
+        pass
+    [first] = MessageChunk.objects.filter(message=question)
+    assert first.text == "Mel: Do you like hiking in the Alps?"
+    [chunk] = MessageChunk.objects.filter(message=reply)
+    assert chunk.text == "Mel: Do you like hiking in the Alps?\nCaroline: Yes, every weekend!"
+    assert (chunk.char_start, chunk.char_end) == (0, len(reply.content))
+    # A removed message's words are no one's context.
+    [plain] = MessageChunk.objects.filter(message=after_gone)
+    assert plain.text == "Mel: Me too."
+
+    # Found by what it answers: far nearer a question about hiking than its words alone.
+    query = embed(["Does Caroline go hiking?"])[0]
+    alone = embed(["Caroline: Yes, every weekend!"])[0]
+    assert float(np.dot(np.asarray(chunk.embedding), query)) > float(np.dot(alone, query)) + 0.05
 
 
 def test_embedding_pending_messages_makes_searchable_chunks_once(clean_vector_index):
