@@ -125,8 +125,9 @@ def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
 def test_embedding_pending_messages_makes_searchable_chunks_once(clean_vector_index):
     session = SessionFactory()
     needle = "The deploy key lives in vault path secret/deploy."
-    long_message = MessageFactory(session=session, seq=0, content=FILLER * 40 + needle)
-    short = MessageFactory(session=session, seq=1, content="Use OAuth2 with PKCE for the SPA.")
+    # The short one first: after the long one, it would be embedded with its end (the needle).
+    short = MessageFactory(session=session, seq=0, content="Use OAuth2 with PKCE for the SPA.")
+    long_message = MessageFactory(session=session, seq=1, content=FILLER * 40 + needle)
     empty = MessageFactory(session=session, seq=2, content="")
 
     assert pipeline.embed_pending_messages() == 3
