@@ -16,8 +16,9 @@ re-ordering can reach) and session recall@3. Tune on LoCoMo 0-4, check on 5-9.
 
 A variant's name: ``plain``; or ``prev<N`` / ``prevnext<N`` / ``next<N`` (context chunk
 for messages under N word pieces; ``all`` for every message), with ``!`` appended to
-replace the plain chunk instead of adding one (``prev<32!``), and ``@M`` for the context
-turn's word-piece budget (its last M pieces for a previous turn, its first M for a next).
+replace the plain chunk instead of adding one (``prev<32!``), ``@M`` for the context
+turn's word-piece budget (its last M pieces for a previous turn, its first M for a next), and
+a final ``~`` for user and assistant prose only (no context for tool calls and outputs).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 TURN_KS, SESSION_KS = (10, 50, 100), (3,)
 
@@ -56,18 +57,24 @@ class Variant:
     under: int | None  # context chunk for messages under this many pieces; None: all
     replace: bool
     budget: int
+    prose_only: bool = False  # no context for tool calls and outputs
 
 
 def parse_variant(name: str) -> Variant:
     if name == "plain":
         return Variant(name, (), 0, False, 0)
-    match = re.fullmatch(r"(prevnext|prev|next)<(all|\d+)(!?)(?:@(\d+))?", name)
+    match = re.fullmatch(r"(prevnext|prev|next)<(all|\d+)(!?)(?:@(\d+))?(~?)", name)
     if not match:
         raise SystemExit(f"unknown variant {name!r}")
-    side, under, bang, budget = match.groups()
+    side, under, bang, budget, prose = match.groups()
     sides = {"prevnext": ("prev", "next"), "prev": ("prev",), "next": ("next",)}[side]
     return Variant(
-        name, sides, None if under == "all" else int(under), bool(bang), int(budget or 96)
+        name,
+        sides,
+        None if under == "all" else int(under),
+        bool(bang),
+        int(budget or 96),
+        bool(prose),
     )
 
 
@@ -78,7 +85,7 @@ def locomo(indices):
     from bench.retrieval_sets import locomo_units
 
     out = []
-    for index, unit in locomo_units(indices).items():
+    for unit in locomo_units(indices).values():
         sessions = [
             [Msg(m["client_id"], "user", m["author"], "", m["content"]) for m in body["messages"]]
             for body in unit.sessions
@@ -125,8 +132,13 @@ def coding():
             gold += found[:1]
         if gold:
             questions.append(
-                Question(q["id"], q["question"], q["category"], gold,
-                         sorted({g.rsplit(":", 1)[0] for g in gold}))
+                Question(
+                    q["id"],
+                    q["question"],
+                    q["category"],
+                    gold,
+                    sorted({g.rsplit(":", 1)[0] for g in gold}),
+                )
             )
     return [("coding", sessions, questions)]
 
@@ -189,6 +201,8 @@ def unit_chunks(sessions, variant: Variant, memo: dict):
             messages.append(m)
             chunks, head, body = plain(m)
             short = variant.sides and (variant.under is None or len(body) < variant.under)
+            if variant.prose_only and (m.tool_name or m.role not in ("user", "assistant")):
+                short = False
             if not chunks:
                 continue
             if short:
@@ -242,6 +256,11 @@ def main() -> None:
     parser.add_argument("--variants", default="plain,prev<32,prevnext<32,prev<all")
     parser.add_argument("--by-category", action="store_true")
     parser.add_argument(
+        "--show-lost",
+        action="store_true",
+        help="gold in the first variant's top 100 and not in another's",
+    )
+    parser.add_argument(
         "--cache", type=Path, help="a file keeping the vectors made, for the next run (pickle)"
     )
     args = parser.parse_args()
@@ -262,6 +281,7 @@ def main() -> None:
         units = loaders[set_name]()
         rows = defaultdict(list)  # (variant, category) -> rows
         extra = defaultdict(lambda: [0, 0])  # variant -> [chunks, messages]
+        first_found: dict[str, set[str]] = {}
         for _, sessions, questions in units:
             memo: dict = {}  # message key -> its pieces (keys repeat across units)
             queries = np.stack([embed_query(q.text) for q in questions])
@@ -270,14 +290,29 @@ def main() -> None:
                 vectors = embedder.vectors([c for _, c in chunks])
                 extra[variant.name][0] += len(chunks)
                 extra[variant.name][1] += len(messages)
+                by_key = {m.key: m for m in messages}
                 for question, query in zip(questions, queries, strict=True):
-                    row = recall(rank(messages, chunks, vectors, query), question)
+                    ranked = rank(messages, chunks, vectors, query)
+                    row = recall(ranked, question)
+                    if args.show_lost:
+                        found = set(ranked) & set(question.gold)
+                        if variant is variants[0]:
+                            first_found[question.id] = found
+                        for key in first_found.get(question.id, set()) - found:
+                            m = by_key[key]
+                            print(
+                                f"lost by {variant.name}: {question.text!r} -> {m.role}"
+                                f"/{m.tool_name} {m.content[:100]!r}"
+                            )
                     rows[(variant.name, "all")].append(row)
                     rows[(variant.name, question.category)].append(row)
         metrics = [f"R@{k}" for k in TURN_KS] + [f"S@{k}" for k in SESSION_KS]
         print(f"\n{set_name}: {len(units)} unit(s)")
-        print(f"{'variant':<18} {'category':<26} {'n':>4} " + " ".join(f"{m:>6}" for m in metrics)
-              + "  chunks/msg")
+        print(
+            f"{'variant':<18} {'category':<26} {'n':>4} "
+            + " ".join(f"{m:>6}" for m in metrics)
+            + "  chunks/msg"
+        )
         categories = sorted({c for _, c in rows} - {"all"}) if args.by_category else []
         for variant in variants:
             for category in ["all", *categories]:
@@ -288,10 +323,16 @@ def main() -> None:
                     cells.append(f"{np.mean(values):>6.3f}" if values else f"{'-':>6}")
                 chunks, messages = extra[variant.name]
                 ratio = f"  {chunks / messages:.2f}" if category == "all" else ""
-                print(f"{variant.name:<18} {category:<26} {len(chosen):>4} " + " ".join(cells)
-                      + ratio, flush=True)
-    print(f"\nembedded {embedder.embedded} chunks in {embedder.seconds:.0f} s "
-          f"({embedder.embedded / max(embedder.seconds, 1e-9):.0f}/s)")
+                print(
+                    f"{variant.name:<18} {category:<26} {len(chosen):>4} "
+                    + " ".join(cells)
+                    + ratio,
+                    flush=True,
+                )
+    print(
+        f"\nembedded {embedder.embedded} chunks in {embedder.seconds:.0f} s "
+        f"({embedder.embedded / max(embedder.seconds, 1e-9):.0f}/s)"
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,10 @@ gets, instead of its plain chunk, one chunk whose embedded text is the previous 
 header: "Mel: Do you like hiking?\nCaroline: Yes, every weekend!". Instead of, not beside: an
 added chunk leaves the plain vector's false matches in place (docs/benchmarks.md, "Contextual
 vectors", has the variants measured). The previous turn only: it exists when the message is
-embedded, so no message waits for or is embedded again on its neighbour's arrival.
+embedded, so no message waits for or is embedded again on its neighbour's arrival. Only
+what people and agents say to each other (user and assistant prose) takes a context: a tool
+call or output ("Error: not enough seats on flight HAT229") means what it says, and a context
+diluted its own match in the coding set.
 
 Every chunk's text is what precedes its span (a header, and for a context chunk the previous
 turn) followed by the span itself, so ``text`` ends with ``content[char_start:char_end]``:
@@ -69,6 +72,11 @@ def header_for(role: str, author: str = "", tool_name: str = "") -> str:
 @lru_cache(maxsize=1024)
 def _header_ids(header: str) -> tuple[int, ...]:
     return tuple(tokenizer().encode(header, add_special_tokens=False).ids)
+
+
+def takes_context(role: str, tool_name: str = "") -> bool:
+    """Whether a message of this role is embedded after the previous turn when short."""
+    return role in ("user", "assistant") and not tool_name
 
 
 def context_for(content: str, *, header: str = "") -> str:

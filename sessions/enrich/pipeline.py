@@ -28,7 +28,13 @@ from django.utils import timezone
 
 from sessions.embedding.backend import embed
 from sessions.embedding.model_files import model_name
-from sessions.enrich.chunking import MAX_CHUNK_CHARS, chunk_message, context_for, header_for
+from sessions.enrich.chunking import (
+    MAX_CHUNK_CHARS,
+    chunk_message,
+    context_for,
+    header_for,
+    takes_context,
+)
 from sessions.enrich.session import enrich_session
 from sessions.models import EnrichmentStatus, Message, MessageChunk, Session
 
@@ -167,7 +173,11 @@ def _previous_turns(claimed: list[Message]) -> dict[int, str]:
     Read when the message is embedded: appends only add after the last message, so the one
     before already exists. A writer that changes or removes a message has the one after it
     embedded again (``embed_followers_again``)."""
-    short = [m.id for m in claimed if len(m.content) <= MAX_CHUNK_CHARS]
+    short = [
+        m.id
+        for m in claimed
+        if len(m.content) <= MAX_CHUNK_CHARS and takes_context(m.role, m.tool_name)
+    ]
     if not short:
         return {}
     with connection.cursor() as cursor:
@@ -183,11 +193,12 @@ FOLLOWERS_SQL = f"""
 WITH followers AS (
     SELECT n.id FROM unnest(%(seqs)s::integer[]) AS changed(seq)
     CROSS JOIN LATERAL (
-        SELECT n.id, n.content, n.removed_at FROM agent_sessions_message n
+        SELECT n.id, n.role, n.tool_name, n.content, n.removed_at FROM agent_sessions_message n
         WHERE n.session_id = %(session)s AND n.seq > changed.seq
         ORDER BY n.seq LIMIT 1
     ) n
     WHERE n.removed_at IS NULL AND char_length(n.content) <= {MAX_CHUNK_CHARS}
+      AND n.role IN ('user', 'assistant') AND n.tool_name = ''
 ), gone AS (
     DELETE FROM agent_sessions_messagechunk c USING followers f WHERE c.message_id = f.id
 )

@@ -105,6 +105,9 @@ def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
         enrichment_status="done",
     )
     after_gone = MessageFactory(session=session, seq=3, author="Mel", content="Me too.")
+    tool_output = MessageFactory(
+        session=session, seq=4, role="tool", tool_name="Bash", content="Error: no seats left"
+    )
     while pipeline.embed_pending_messages():
         pass
     [first] = MessageChunk.objects.filter(message=question)
@@ -115,6 +118,9 @@ def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
     # A removed message's words are no one's context.
     [plain] = MessageChunk.objects.filter(message=after_gone)
     assert plain.text == "Mel: Me too."
+    # A tool's output means what it says: no context.
+    [output] = MessageChunk.objects.filter(message=tool_output)
+    assert output.text == "Bash output: Error: no seats left"
 
     # Found by what it answers: far nearer a question about hiking than its words alone.
     query = embed(["Does Caroline go hiking?"])[0]
