@@ -1,11 +1,13 @@
 """The enrichment pipeline with the real model: chunking, batched embedding, idempotence,
 failure isolation, recovery. (The kill-and-restart test is in test_pipeline_recovery.py.)"""
 
+import io
 import itertools
 from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -126,6 +128,19 @@ def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
     query = embed(["Does Caroline go hiking?"])[0]
     alone = embed(["Caroline: Yes, every weekend!"])[0]
     assert float(np.dot(np.asarray(chunk.embedding), query)) > float(np.dot(alone, query)) + 0.05
+
+
+def test_reembed_all_gives_messages_embedded_alone_their_context():
+    session = SessionFactory()
+    MessageFactory(session=session, seq=0, author="Mel", content="Do you like hiking?")
+    reply = MessageFactory(session=session, seq=1, author="Caroline", content="Yes!")
+    while pipeline.embed_pending_messages():
+        pass
+    # As a build before context vectors stored it: the reply alone.
+    MessageChunk.objects.filter(message=reply).update(text="Caroline: Yes!")
+    call_command("reembed", "--all", stdout=io.StringIO())
+    [chunk] = MessageChunk.objects.filter(message=reply)
+    assert chunk.text == "Mel: Do you like hiking?\nCaroline: Yes!"
 
 
 def test_embedding_pending_messages_makes_searchable_chunks_once(clean_vector_index):
