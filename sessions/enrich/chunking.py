@@ -18,9 +18,10 @@ header: "Mel: Do you like hiking?\nCaroline: Yes, every weekend!". Instead of, n
 added chunk leaves the plain vector's false matches in place (docs/benchmarks.md, "Contextual
 vectors", has the variants measured). The previous turn only: it exists when the message is
 embedded, so no message waits for or is embedded again on its neighbour's arrival. Only
-what people and agents say to each other (user and assistant prose) takes a context: a tool
-call or output ("Error: not enough seats on flight HAT229") means what it says, and a context
-diluted its own match in the coding set.
+what people and agents say to each other (user and assistant prose) takes a context, and only
+from prose: a tool call or output ("Error: not enough seats on flight HAT229") means what it
+says, and as context it lent its match to the short reply after it, which ranking then put
+first as prose.
 
 Every chunk's text is what precedes its span (a header, and for a context chunk the previous
 turn) followed by the span itself, so ``text`` ends with ``content[char_start:char_end]``:
@@ -75,7 +76,8 @@ def _header_ids(header: str) -> tuple[int, ...]:
 
 
 def takes_context(role: str, tool_name: str = "") -> bool:
-    """Whether a message of this role is embedded after the previous turn when short."""
+    """Whether a message of this role is embedded after the previous turn when short, and
+    whether it is a previous turn that a short message is embedded after."""
     return role in ("user", "assistant") and not tool_name
 
 

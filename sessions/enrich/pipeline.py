@@ -152,7 +152,8 @@ def _claim(key: int, limit: int, only_ids: list[int] | None) -> list[Message]:
     ]
 
 
-# The message before each given one in its session, when it is not a tombstone; only its end
+# The message before each given one in its session, when it is user or assistant prose (not a
+# tombstone, not a tool call or output: see chunking.takes_context); only its end
 # is read (a context is its last word pieces), and only for messages short enough to get one.
 PREVIOUS_SQL = f"""
 SELECT m.id, p.role, p.author, p.tool_name, right(p.content, {MAX_CHUNK_CHARS})
@@ -164,6 +165,7 @@ CROSS JOIN LATERAL (
     ORDER BY p.seq DESC LIMIT 1
 ) p
 WHERE m.id = ANY(%s) AND p.removed_at IS NULL
+  AND p.role IN ('user', 'assistant') AND p.tool_name = ''
 """
 
 

@@ -226,11 +226,12 @@ def test_the_search_index_follows_the_new_text(shop):
 def test_a_reply_embedded_with_a_rewritten_message_is_embedded_again(shop):
     from sessions.enrich import pipeline
 
-    thanks = MessageFactory(session=shop, seq=3, role="user", content="Thanks, that works.")
+    MessageFactory(session=shop, seq=3, role="assistant", content="John Smith wrote the fix.")
+    thanks = MessageFactory(session=shop, seq=4, role="user", content="Thanks, that works.")
     while pipeline.embed_pending_messages():
         pass
     [chunk] = MessageChunk.objects.filter(message=thanks)
-    assert "jsmith" in chunk.text  # the tool output before it, as its context
+    assert "John Smith" in chunk.text  # the turn before it, as its context
     apply(shop)
     thanks.refresh_from_db()
     assert thanks.enrichment_status == "pending"
@@ -238,7 +239,7 @@ def test_a_reply_embedded_with_a_rewritten_message_is_embedded_again(shop):
     while pipeline.embed_pending_messages():
         pass
     [chunk] = MessageChunk.objects.filter(message=thanks)
-    assert chunk.text.endswith("user: Thanks, that works.") and "ssh" in chunk.text
+    assert chunk.text.endswith("user: Thanks, that works.") and "wrote the fix" in chunk.text
     assert_nothing_personal_left(shop)
 
 

@@ -110,6 +110,7 @@ def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
     tool_output = MessageFactory(
         session=session, seq=4, role="tool", tool_name="Bash", content="Error: no seats left"
     )
+    after_output = MessageFactory(session=session, seq=5, author="Mel", content="Oh no.")
     while pipeline.embed_pending_messages():
         pass
     [first] = MessageChunk.objects.filter(message=question)
@@ -120,9 +121,11 @@ def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
     # A removed message's words are no one's context.
     [plain] = MessageChunk.objects.filter(message=after_gone)
     assert plain.text == "Mel: Me too."
-    # A tool's output means what it says: no context.
+    # A tool's output means what it says: it neither takes a context nor is one.
     [output] = MessageChunk.objects.filter(message=tool_output)
     assert output.text == "Bash output: Error: no seats left"
+    [reply_to_output] = MessageChunk.objects.filter(message=after_output)
+    assert reply_to_output.text == "Mel: Oh no."
 
     # Found by what it answers: far nearer a question about hiking than its words alone.
     query = embed(["Does Caroline go hiking?"])[0]
