@@ -186,9 +186,17 @@ def _previous_turns(claimed: list[Message]) -> dict[int, str]:
         cursor.execute(PREVIOUS_SQL, [short])
         rows = cursor.fetchall()
     return {
-        message_id: context_for(content, header=header_for(role, author, tool_name))
+        message_id: context_for(_whole_words(content), header=header_for(role, author, tool_name))
         for message_id, role, author, tool_name, content in rows
     }
+
+
+def _whole_words(end: str) -> str:
+    """The end of a message as read (its last MAX_CHUNK_CHARS), from its first whole word."""
+    if len(end) < MAX_CHUNK_CHARS:
+        return end
+    _, _, rest = end.partition(" ")
+    return rest or end
 
 
 FOLLOWERS_SQL = f"""
