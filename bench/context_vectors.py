@@ -58,15 +58,16 @@ class Variant:
     replace: bool
     budget: int
     prose_only: bool = False  # no context for tool calls and outputs
+    questions_only: bool = False  # context only from a previous turn that asks ("?")
 
 
 def parse_variant(name: str) -> Variant:
     if name == "plain":
         return Variant(name, (), 0, False, 0)
-    match = re.fullmatch(r"(prevnext|prev|next)<(all|\d+)(!?)(?:@(\d+))?(~?)", name)
+    match = re.fullmatch(r"(prevnext|prev|next)<(all|\d+)(!?)(?:@(\d+))?(~?)(\??)", name)
     if not match:
         raise SystemExit(f"unknown variant {name!r}")
-    side, under, bang, budget, prose = match.groups()
+    side, under, bang, budget, prose, asks = match.groups()
     sides = {"prevnext": ("prev", "next"), "prev": ("prev",), "next": ("next",)}[side]
     return Variant(
         name,
@@ -75,6 +76,7 @@ def parse_variant(name: str) -> Variant:
         bool(bang),
         int(budget or 96),
         bool(prose),
+        bool(asks),
     )
 
 
@@ -209,6 +211,8 @@ def unit_chunks(sessions, variant: Variant, memo: dict):
                 pieces: tuple[int, ...] = ()
                 if "prev" in variant.sides and i > 0:
                     _, phead, pbody = plain(session[i - 1])
+                    if variant.questions_only and "?" not in session[i - 1].content:
+                        pbody = ()
                     if pbody:
                         pieces += phead + pbody[-variant.budget :] + ids("\n")
                 pieces += head + body[:160]
