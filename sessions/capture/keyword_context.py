@@ -9,7 +9,8 @@ on both (the message's own words weigh the same as its context's; see ``search/k
 snippets and highlights use the message's own text only. Measured offline on LoCoMo (BM25,
 turn recall@10 on conversations 0-4): the turn alone 0.62, with the previous turn 0.70, with
 two 0.72, with two and the date 0.74, and the next turn adds about 0.01; more hurts. The
-vectors stay those of the message alone: neighbours make them worse.
+dense side has its own, narrower context: a short user or assistant turn is embedded after
+the one before it (``sessions/enrich/chunking.py``).
 
 Computed in SQL in the capture transaction, for the new messages only (an append looks back
 at the stored ones), so a message is keyword-searchable with its context the moment it commits.

@@ -28,7 +28,13 @@ from django.utils import timezone
 
 from sessions.embedding.backend import embed
 from sessions.embedding.model_files import model_name
-from sessions.enrich.chunking import chunk_message, header_for
+from sessions.enrich.chunking import (
+    MAX_CHUNK_CHARS,
+    chunk_message,
+    context_for,
+    header_for,
+    takes_context,
+)
 from sessions.enrich.session import enrich_session
 from sessions.models import EnrichmentStatus, Message, MessageChunk, Session
 
@@ -70,8 +76,13 @@ def embed_pending_messages(limit: int | None = None, only_ids: list[int] | None 
         if not claimed:
             return 0
         started = time.perf_counter()
+        contexts = _previous_turns(claimed)
         plans = {
-            m.id: chunk_message(m.content, header=header_for(m.role, m.author, m.tool_name))
+            m.id: chunk_message(
+                m.content,
+                header=header_for(m.role, m.author, m.tool_name),
+                context=contexts.get(m.id, ""),
+            )
             for m in claimed
         }
         chunked = time.perf_counter()
@@ -139,6 +150,82 @@ def _claim(key: int, limit: int, only_ids: list[int] | None) -> list[Message]:
         Message(**dict(zip(fields, row[:7], strict=True)), enrichment_attempts=row[7])
         for row in rows
     ]
+
+
+# The message before each given one in its session, when it is user or assistant prose (not a
+# tombstone, not a tool call or output: see chunking.takes_context); only its end
+# is read (a context is its last word pieces), and only for messages short enough to get one.
+PREVIOUS_SQL = f"""
+SELECT m.id, p.role, p.author, p.tool_name, right(p.content, {MAX_CHUNK_CHARS})
+FROM agent_sessions_message m
+CROSS JOIN LATERAL (
+    SELECT p.role, p.author, p.tool_name, p.content, p.removed_at
+    FROM agent_sessions_message p
+    WHERE p.session_id = m.session_id AND p.seq < m.seq
+    ORDER BY p.seq DESC LIMIT 1
+) p
+WHERE m.id = ANY(%s) AND p.removed_at IS NULL
+  AND p.role IN ('user', 'assistant') AND p.tool_name = ''
+"""
+
+
+def _previous_turns(claimed: list[Message]) -> dict[int, str]:
+    """Each short message's context (``chunking.context_for`` the message before it).
+
+    Read when the message is embedded: appends only add after the last message, so the one
+    before already exists. A writer that changes or removes a message has the one after it
+    embedded again (``embed_followers_again``)."""
+    short = [
+        m.id
+        for m in claimed
+        if len(m.content) <= MAX_CHUNK_CHARS and takes_context(m.role, m.tool_name)
+    ]
+    if not short:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(PREVIOUS_SQL, [short])
+        rows = cursor.fetchall()
+    return {
+        message_id: context_for(_whole_words(content), header=header_for(role, author, tool_name))
+        for message_id, role, author, tool_name, content in rows
+    }
+
+
+def _whole_words(end: str) -> str:
+    """The end of a message as read (its last MAX_CHUNK_CHARS), from its first whole word."""
+    if len(end) < MAX_CHUNK_CHARS:
+        return end
+    _, _, rest = end.partition(" ")
+    return rest or end
+
+
+FOLLOWERS_SQL = f"""
+WITH followers AS (
+    SELECT n.id FROM unnest(%(seqs)s::integer[]) AS changed(seq)
+    CROSS JOIN LATERAL (
+        SELECT n.id, n.role, n.tool_name, n.content, n.removed_at FROM agent_sessions_message n
+        WHERE n.session_id = %(session)s AND n.seq > changed.seq
+        ORDER BY n.seq LIMIT 1
+    ) n
+    WHERE n.removed_at IS NULL AND char_length(n.content) <= {MAX_CHUNK_CHARS}
+      AND n.role IN ('user', 'assistant') AND n.tool_name = ''
+), gone AS (
+    DELETE FROM agent_sessions_messagechunk c USING followers f WHERE c.message_id = f.id
+)
+UPDATE agent_sessions_message m
+SET enrichment_status = 'pending', enrichment_attempts = 0, enrichment_error = '',
+    claimed_by = NULL
+FROM followers f WHERE m.id = f.id
+"""
+
+
+def embed_followers_again(session_id: int, seqs) -> None:
+    """The message right after each of ``seqs`` in the session back to pending, its chunks
+    gone: it may have been embedded with the old text at that seq as its context (a removed
+    message's words must not stay in it). The caller pokes the workers after its commit. A
+    batch embedding it meanwhile finds its claim gone and drops its work."""
+    with connection.cursor() as cursor:
+        cursor.execute(FOLLOWERS_SQL, {"session": session_id, "seqs": sorted(set(seqs))})
 
 
 def _write_batch(key, claimed, plans, failures) -> tuple[list[Message], int]:

@@ -32,7 +32,7 @@ from sessions.capture.keyword_context import index_context
 from sessions.capture.personal_data import find_emails, find_ips, find_phones, replace_found
 from sessions.capture.sanitize import clean_json
 from sessions.embedding.tokens import count_tokens
-from sessions.enrich.pipeline import ENRICH_LOCK_SPACE
+from sessions.enrich.pipeline import ENRICH_LOCK_SPACE, embed_followers_again
 from sessions.forget.placeholders import (
     Pseudonyms,
     Vocabulary,
@@ -356,6 +356,8 @@ def _write_messages(session: Session, changed: list, reembed: list[Message]) -> 
         names += ["enrichment_status", "enrichment_attempts", "enrichment_error", "claimed_by"]
     Message.objects.bulk_update(rows, names, batch_size=500)
     MessageChunk.objects.filter(message_id__in=[m.pk for m in reembed]).delete()
+    # A short message after a rewritten one was embedded with its old words as context.
+    embed_followers_again(session.pk, [m.seq for m in reembed])
     index_context(session.pk, 0)
     if delta:
         Session.objects.filter(pk=session.pk).update(size_bytes=max(0, session.size_bytes + delta))

@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from sessions.capture.keyword_context import index_context
 from sessions.embedding.tokens import count_tokens
+from sessions.enrich.pipeline import embed_followers_again
 from sessions.enrich.poke import poke_enrichment
 from sessions.enrich.summary import summarize
 from sessions.forget.lifecycle import LifecycleConflict
@@ -336,6 +337,8 @@ def _write(session: Session, plan: _Plan) -> None:
     MessageChunk.objects.filter(message_id__in=[*plan.changed, *gone]).delete()
     Message.objects.filter(id__in=gone).delete()
     index_context(session.pk, min(m.seq for m in [*changed, *plan.deleted]))
+    # A short message after one changed or gone was embedded with its old words as context.
+    embed_followers_again(session.pk, [m.seq for m in [*changed, *plan.deleted]])
 
     updates = {
         "message_count": F("message_count") - len(gone),

@@ -35,6 +35,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from sessions.capture.keyword_context import BEFORE, forget_context, index_context
+from sessions.enrich.pipeline import embed_followers_again
 from sessions.enrich.poke import poke_enrichment
 from sessions.forget.lifecycle import LifecycleConflict, in_trash_state
 from sessions.forget.records import actor_label, record_deletion
@@ -157,8 +158,10 @@ def _tombstone(message: Message, by) -> None:
 
 def _forget_derived(session: Session, message: Message) -> None:
     """Drop what was derived from the message: its vectors, its neighbours' keyword
-    context, and the session's enrichment (rebuilt from scratch by the worker)."""
+    context and the next message's vector (embedded with its words as context), and the
+    session's enrichment (rebuilt from scratch by the worker)."""
     MessageChunk.objects.filter(message=message).delete()
+    embed_followers_again(session.pk, [message.seq])
     # The one before it and the BEFORE after it read its words; then its own goes.
     index_context(session.pk, message.seq, through=message.seq + BEFORE)
     forget_context(message.pk)

@@ -144,3 +144,20 @@ def test_a_long_message_without_a_chunk_is_cut_after_a_whole_word(project):
     found = snippets([(message.id, None)], _tsquery(["deploy"]))[message.id]
     assert found.text == f"deploy {ELLIPSIS}"
     assert found.highlights == [(0, 6)]
+
+
+def test_a_chunk_embedded_with_the_previous_turn_shows_only_the_message(project):
+    session = SessionFactory(project=project, team=project.team)
+    content = "Yes, every weekend!"
+    message = MessageFactory(session=session, seq=1, content=content)
+    [planned] = chunk_message(
+        content, header="Caroline: ", context="Mel: Do you like hiking in the Alps?\n"
+    )
+    chunk = MessageChunk.objects.create(
+        session=session, team=session.team, message=message, index=planned.index,
+        char_start=planned.char_start, char_end=planned.char_end, text=planned.text,
+        embedding=np.ones(384), model="test",
+    )  # fmt: skip
+    found = snippets([(message.id, chunk.id)], _tsquery(["hiking", "weekend"]))[message.id]
+    assert found.text == content
+    assert [found.text[s:e] for s, e in found.highlights] == ["weekend"]

@@ -223,6 +223,26 @@ def test_the_search_index_follows_the_new_text(shop):
     assert Session.objects.get(pk=shop.pk).enrichment_status == "pending"
 
 
+def test_a_reply_embedded_with_a_rewritten_message_is_embedded_again(shop):
+    from sessions.enrich import pipeline
+
+    MessageFactory(session=shop, seq=3, role="assistant", content="John Smith wrote the fix.")
+    thanks = MessageFactory(session=shop, seq=4, role="user", content="Thanks, that works.")
+    while pipeline.embed_pending_messages():
+        pass
+    [chunk] = MessageChunk.objects.filter(message=thanks)
+    assert "John Smith" in chunk.text  # the turn before it, as its context
+    apply(shop)
+    thanks.refresh_from_db()
+    assert thanks.enrichment_status == "pending"
+    assert not MessageChunk.objects.filter(message=thanks).exists()
+    while pipeline.embed_pending_messages():
+        pass
+    [chunk] = MessageChunk.objects.filter(message=thanks)
+    assert chunk.text.endswith("user: Thanks, that works.") and "wrote the fix" in chunk.text
+    assert_nothing_personal_left(shop)
+
+
 names = st.sampled_from([*NAMES, EMAIL, PHONE, IP, PATH, "E-Commerce", "Acme Corp"])
 filler = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), max_size=20

@@ -1,11 +1,13 @@
 """The enrichment pipeline with the real model: chunking, batched embedding, idempotence,
 failure isolation, recovery. (The kill-and-restart test is in test_pipeline_recovery.py.)"""
 
+import io
 import itertools
 from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -13,7 +15,14 @@ from sessions.embedding.model_files import model_name
 from sessions.embedding.tokens import count_tokens
 from sessions.embedding.torch_runtime import embed
 from sessions.enrich import pipeline
-from sessions.enrich.chunking import CHUNK_TOKENS, chunk_message, header_for
+from sessions.enrich.chunking import (
+    CHUNK_TOKENS,
+    CONTEXT_TOKENS,
+    CONTEXT_UNDER_TOKENS,
+    chunk_message,
+    context_for,
+    header_for,
+)
 from sessions.models import Message, MessageChunk
 from tests.factories import MessageFactory, SessionFactory
 
@@ -54,11 +63,95 @@ def test_headers_say_who_spoke():
     assert header_for("tool", "", "Bash") == "Bash output: "
 
 
+def test_a_short_message_is_embedded_after_the_turn_it_follows_and_a_long_one_alone():
+    context = context_for("Do you like hiking?", header="Mel: ")
+    assert context == "Mel: Do you like hiking?\n"
+    [reply] = chunk_message("Yes, every weekend!", header="Caroline: ", context=context)
+    assert reply.text == "Mel: Do you like hiking?\nCaroline: Yes, every weekend!"
+    # The span is the message's own text, which the chunk's text ends with (snippets).
+    assert (reply.index, reply.char_start, reply.char_end) == (0, 0, 19)
+    assert reply.token_ids == tuple(count_ids(reply.text))
+
+    long_reply = "Yes, " + "we walk the ridge above the lake every weekend " * 4
+    assert count_tokens([long_reply])[0] >= CONTEXT_UNDER_TOKENS
+    [alone] = chunk_message(long_reply, header="Caroline: ", context=context)
+    assert alone.text == "Caroline: " + long_reply
+
+
+def test_a_context_is_the_end_of_the_previous_turn_from_a_whole_word():
+    assert context_for("  \n ") == ""
+    words = " ".join(f"unbelievably{i}" for i in range(200))  # several pieces a word
+    context = context_for(words, header="user: ")
+    kept = context.removeprefix("user: ").removesuffix("\n")
+    assert words.endswith(kept) and words[-len(kept) - 1] == " "
+    assert CONTEXT_TOKENS - 8 < count_tokens([kept])[0] <= CONTEXT_TOKENS
+
+
+def count_ids(text: str) -> list[int]:
+    from sessions.embedding.tokens import tokenizer
+
+    return tokenizer().encode(text, add_special_tokens=False).ids
+
+
+def test_the_pipeline_embeds_a_short_reply_with_what_it_answers():
+    session = SessionFactory()
+    question = MessageFactory(
+        session=session, seq=0, author="Mel", content="Do you like hiking in the Alps?"
+    )
+    reply = MessageFactory(session=session, seq=1, author="Caroline", content="Yes, every weekend!")
+    MessageFactory(  # a tombstone (sessions/forget/messages.py)
+        session=session,
+        seq=2,
+        content="[message removed]",
+        removed_at=timezone.now(),
+        enrichment_status="done",
+    )
+    after_gone = MessageFactory(session=session, seq=3, author="Mel", content="Me too.")
+    tool_output = MessageFactory(
+        session=session, seq=4, role="tool", tool_name="Bash", content="Error: no seats left"
+    )
+    after_output = MessageFactory(session=session, seq=5, author="Mel", content="Oh no.")
+    while pipeline.embed_pending_messages():
+        pass
+    [first] = MessageChunk.objects.filter(message=question)
+    assert first.text == "Mel: Do you like hiking in the Alps?"
+    [chunk] = MessageChunk.objects.filter(message=reply)
+    assert chunk.text == "Mel: Do you like hiking in the Alps?\nCaroline: Yes, every weekend!"
+    assert (chunk.char_start, chunk.char_end) == (0, len(reply.content))
+    # A removed message's words are no one's context.
+    [plain] = MessageChunk.objects.filter(message=after_gone)
+    assert plain.text == "Mel: Me too."
+    # A tool's output means what it says: it neither takes a context nor is one.
+    [output] = MessageChunk.objects.filter(message=tool_output)
+    assert output.text == "Bash output: Error: no seats left"
+    [reply_to_output] = MessageChunk.objects.filter(message=after_output)
+    assert reply_to_output.text == "Mel: Oh no."
+
+    # Found by what it answers: far nearer a question about hiking than its words alone.
+    query = embed(["Does Caroline go hiking?"])[0]
+    alone = embed(["Caroline: Yes, every weekend!"])[0]
+    assert float(np.dot(np.asarray(chunk.embedding), query)) > float(np.dot(alone, query)) + 0.05
+
+
+def test_reembed_all_gives_messages_embedded_alone_their_context():
+    session = SessionFactory()
+    MessageFactory(session=session, seq=0, author="Mel", content="Do you like hiking?")
+    reply = MessageFactory(session=session, seq=1, author="Caroline", content="Yes!")
+    while pipeline.embed_pending_messages():
+        pass
+    # As a build before context vectors stored it: the reply alone.
+    MessageChunk.objects.filter(message=reply).update(text="Caroline: Yes!")
+    call_command("reembed", "--all", stdout=io.StringIO())
+    [chunk] = MessageChunk.objects.filter(message=reply)
+    assert chunk.text == "Mel: Do you like hiking?\nCaroline: Yes!"
+
+
 def test_embedding_pending_messages_makes_searchable_chunks_once(clean_vector_index):
     session = SessionFactory()
     needle = "The deploy key lives in vault path secret/deploy."
-    long_message = MessageFactory(session=session, seq=0, content=FILLER * 40 + needle)
-    short = MessageFactory(session=session, seq=1, content="Use OAuth2 with PKCE for the SPA.")
+    # The short one first: after the long one, it would be embedded with its end (the needle).
+    short = MessageFactory(session=session, seq=0, content="Use OAuth2 with PKCE for the SPA.")
+    long_message = MessageFactory(session=session, seq=1, content=FILLER * 40 + needle)
     empty = MessageFactory(session=session, seq=2, content="")
 
     assert pipeline.embed_pending_messages() == 3

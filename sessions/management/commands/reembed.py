@@ -17,8 +17,9 @@ class Command(BaseCommand):
     help = (
         "Re-embed stored messages and session summaries, e.g. after EMBEDDING_MODEL changed. "
         "By default only what was embedded with another model than the configured one; "
-        "--all for everything. Runs here, batch by batch, with a progress bar; workers "
-        "running at the same time share the work safely."
+        "--all for everything (also after a change to what is embedded, such as short turns "
+        "embedded with the turn before them). Runs here, batch by batch, with a progress "
+        "bar; workers running at the same time share the work safely."
     )
 
     def add_arguments(self, parser):
