@@ -47,6 +47,7 @@ PROBES = (
 # close enough to serve by default is the benchmark's call, not this check's.
 MIN_PROBE_COSINE = {"fp32": 0.9999, "int8": 0.97}
 BATCH_SIZE = 32
+BATCH_TOKENS = 2048  # padded tokens per batch (texts × the longest text's tokens)
 OPTIMIZATION_LEVELS = ("disable", "basic", "extended", "all")
 _derive_lock = threading.Lock()
 
@@ -103,8 +104,7 @@ class OnnxEncoder:
         vectors = np.zeros((len(ids), settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
         # Sorted by length, each batch is padded only to the few tokens its longest text has.
         order = np.argsort([len(pieces) for pieces in ids], kind="stable")
-        for start in range(0, len(order), batch_size):
-            chosen = order[start : start + batch_size]
+        for chosen in _batches(order, [len(pieces) for pieces in ids], batch_size):
             vectors[chosen] = self._run([ids[i] for i in chosen])
         return vectors
 
@@ -122,6 +122,23 @@ class OnnxEncoder:
         summed = np.einsum("btd,bt->bd", hidden, weights)
         pooled = summed / np.maximum(weights.sum(axis=1, keepdims=True), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+def _batches(order, lengths: list[int], batch_size: int):
+    """``order`` (shortest first) cut into batches of at most ``batch_size`` texts and at
+    most ``BATCH_TOKENS`` padded tokens: the model's activations grow with texts × tokens²,
+    so 32 texts of 256 tokens took a worker past 1 GiB, while 32 short ones need little."""
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while (
+            end < len(order)
+            and end - start < batch_size
+            and (end - start + 1) * lengths[order[end]] <= BATCH_TOKENS
+        ):
+            end += 1
+        yield order[start:end]
+        start = end
 
 
 _ORT_LEVELS = {

@@ -12,11 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memoryapp.env import env_choice
 from sessions.embedding import backend, query
 from sessions.embedding.model_files import onnx_graph_path
-from sessions.embedding.onnx_runtime import onnx_encoder
+from sessions.embedding.onnx_runtime import BATCH_TOKENS, _batches, onnx_encoder
 from sessions.embedding.query import embed_query
 from sessions.embedding.torch_runtime import embed as embed_by_torch
 from sessions.enrich.chunking import chunk_message, header_for
@@ -160,3 +162,19 @@ def test_a_wrong_backend_stops_the_process_at_start():
     )
     assert ran.returncode != 0
     assert "EMBEDDING_BACKEND='gpu' is not one of: auto, torch, onnx, onnx-int8" in ran.stderr
+
+
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=256), max_size=120),
+    batch_size=st.integers(min_value=1, max_value=40),
+)
+def test_batches_are_bounded_by_texts_and_padded_tokens(lengths, batch_size):
+    # The model's activations grow with texts × tokens²: a batch of 32 texts of 256 tokens
+    # took a worker past 1 GiB. Every text is in exactly one batch, in the given order.
+    order = np.argsort(lengths, kind="stable")
+    batches = [list(b) for b in _batches(order, lengths, batch_size)]
+    assert [i for b in batches for i in b] == list(order)
+    for batch in batches:
+        assert 1 <= len(batch) <= batch_size
+        longest = max(lengths[i] for i in batch)
+        assert len(batch) == 1 or len(batch) * longest <= BATCH_TOKENS
