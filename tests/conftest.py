@@ -36,6 +36,18 @@ def database_url_of(settings_dict: dict) -> str:
     return f"postgresql://{auth}{host}{port}/{settings_dict['NAME']}"
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a process the tests start (a worker, a writer, a reader): this
+    one's, on the test database and the tests' Redis."""
+    return dict(
+        os.environ,
+        DATABASE_URL=database_url_of(connection.settings_dict),
+        DJANGO_SETTINGS_MODULE="memoryapp.settings_test",
+        SECRET_KEY=settings.SECRET_KEY,
+        REDIS_URL=settings.CELERY_BROKER_URL,
+    )
+
+
 class WorkerProcess:
     """A real `celery worker` subprocess on the test database and the tests' own queue."""
 
@@ -50,13 +62,7 @@ class WorkerProcess:
         return self.name.replace("%h", os.uname().nodename)
 
     def start(self, timeout: float = 60) -> None:
-        env = dict(os.environ)
-        env.update(
-            DATABASE_URL=database_url_of(connection.settings_dict),
-            DJANGO_SETTINGS_MODULE="memoryapp.settings_test",
-            SECRET_KEY=settings.SECRET_KEY,
-            REDIS_URL=settings.CELERY_BROKER_URL,
-        )
+        env = child_env()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(

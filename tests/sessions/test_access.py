@@ -4,7 +4,6 @@ when Redis is down."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -12,13 +11,11 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from sessions.forget import access, decay
 from sessions.models import Lifecycle, Session
-from tests.conftest import REPO_ROOT, database_url_of
+from tests.conftest import REPO_ROOT, child_env
 from tests.factories import SessionFactory
 from tests.reads import flush_reads, forget_reads
 from tests.search.test_api import client_for
@@ -95,13 +92,7 @@ def test_concurrent_reads_from_processes_with_overlapping_flushes_count_exactly(
     sessions = [SessionFactory() for _ in range(5)]
     ids = ",".join(str(s.pk) for s in sessions)
     processes, reads = 4, 300
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="memoryapp.settings_test",
-        DATABASE_URL=database_url_of(connection.settings_dict),
-        REDIS_URL=settings.CELERY_BROKER_URL,
-        SECRET_KEY=settings.SECRET_KEY,
-    )
+    env = child_env()
     readers = [
         subprocess.Popen([sys.executable, "-c", READER, str(reads), ids], cwd=REPO_ROOT, env=env)
         for _ in range(processes)

@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-from django.conf import settings
 from django.db import connection
 from django.db.models import Count
 
@@ -25,7 +24,7 @@ from sessions.enrich.chunking import chunk_message, header_for
 from sessions.forget.lifecycle import purge, soft_delete
 from sessions.models import Message, MessageChunk, Session
 from teams.models import ApiToken
-from tests.conftest import REPO_ROOT, TEST_OUTPUT, WorkerProcess, database_url_of, purge_test_queue
+from tests.conftest import REPO_ROOT, TEST_OUTPUT, WorkerProcess, child_env, purge_test_queue
 from tests.factories import ProjectFactory
 from tests.waiting import wait_for
 
@@ -175,13 +174,7 @@ def test_appends_and_resends_from_several_processes_store_every_message_once(ser
     )
     assert created.status_code == 201, created.text
     session_id = created.json()["id"]
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="memoryapp.settings_test",
-        DATABASE_URL=database_url_of(connection.settings_dict),
-        REDIS_URL=settings.CELERY_BROKER_URL,
-        SECRET_KEY=settings.SECRET_KEY,
-    )
+    env = child_env()
     rounds = 15
     modes = {"a": "append", "b": "append", "c": "append", "r": "resend"}
     before = deadlocks()
