@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from django.db.models import Value
 from pgvector.django import CosineDistance
 
 from memories.models import Memory, MemoryScope, MemoryType
@@ -65,10 +66,14 @@ def replaces(text: str) -> bool:
 def _nearest(project, draft, min_similarity: float) -> list[tuple[Memory, float]]:
     if draft.embedding is None:
         return []
+    # An exact scan of the project's peers, never the HNSW index ("+ 0" keeps the planner
+    # off it): the index holds every team's memories (and old row versions until a vacuum),
+    # and a filtered index scan stops after its first candidates, so where other projects
+    # hold the same words it would find no peer, and a paraphrase would not merge.
     rows = (
         _peers(project, draft)
         .filter(embedding__isnull=False)
-        .annotate(distance=CosineDistance("embedding", draft.embedding))
+        .annotate(distance=CosineDistance("embedding", draft.embedding) + Value(0.0))
         .filter(distance__lte=1.0 - min_similarity)
         .order_by("distance")[:NEAREST]
     )

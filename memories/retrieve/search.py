@@ -43,6 +43,8 @@ MIN_POOL = 50  # candidates taken from each side, at least
 IDF_DOCUMENTS = 100_000
 HNSW_EF_SEARCH = 100
 HNSW_MAX_SCAN_TUPLES = 40_000
+# Up to this many memories in scope, the vector side is an exact scan (see _nearest).
+EXACT_SCAN_MAX_MEMORIES = 2_000
 DOCUMENT = '"memories_memory"."search_vector"'
 
 
@@ -119,12 +121,17 @@ def _columns_only(access: Access, filters: MemoryFilters):
 
 
 def _nearest(vector: str, access: Access, filters: MemoryFilters, pool: int) -> list[int]:
-    nearest = (
-        _columns_only(access, filters)
-        .filter(embedding__isnull=False)
-        .order_by(_distance(vector))
-        .values_list("id", flat=True)[:pool]
-    )
+    scope = _columns_only(access, filters).filter(embedding__isnull=False)
+    if scope.values("id")[: EXACT_SCAN_MAX_MEMORIES + 1].count() <= EXACT_SCAN_MAX_MEMORIES:
+        # A small scope is scanned exactly. Through the HNSW index it depends on what the
+        # index holds besides: entries of rows deleted or updated since the last vacuum
+        # (a memory's every read updates its row) are visited and passed over, and when
+        # enough of them sit nearest (the same text recorded, changed or read again and
+        # again) the scan stops at its tuple limit with nothing found. "+ 0" keeps the
+        # planner off the index.
+        exact = RawSQL('("memories_memory"."embedding" <=> %s::vector) + 0', [vector], FloatField())
+        return list(scope.order_by(exact, "id").values_list("id", flat=True)[:pool])
+    nearest = scope.order_by(_distance(vector)).values_list("id", flat=True)[:pool]
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"

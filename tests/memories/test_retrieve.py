@@ -12,6 +12,7 @@ from pgvector.django import CosineDistance
 from memories.capture.record import MemoryDraft, record, resolve
 from memories.forget.decay import priority_of
 from memories.models import Memory, MemoryScope, MemoryType
+from memories.retrieve import search as memory_search
 from memories.retrieve.access import note_access
 from memories.retrieve.query import MemoryFilters
 from memories.retrieve.search import search_memories
@@ -47,7 +48,11 @@ def ids(hits) -> list[int]:
     return [h.memory.pk for h in hits]
 
 
-def test_a_paraphrase_is_found_by_meaning_with_no_shared_word(project, memories):
+@pytest.mark.parametrize("exact_up_to", [2_000, 0], ids=["exact scan", "hnsw index"])
+def test_a_paraphrase_is_found_by_meaning_with_no_shared_word(
+    project, memories, monkeypatch, exact_up_to
+):
+    monkeypatch.setattr(memory_search, "EXACT_SCAN_MAX_MEMORIES", exact_up_to)
     hits = search_memories(access_of(project), "how do clients authenticate", limit=3)
     assert hits[0].memory == memories["oauth"]
 
