@@ -101,6 +101,24 @@ class WorkerProcess:
                     return
         raise RuntimeError(f"worker did not answer a ping in {timeout} s; see {self.log_path}")
 
+    def wait_idle(self, timeout: float = 120) -> bool:
+        """Wait until the worker runs and holds no task (False if it still does after
+        ``timeout``, or does not answer)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is None or self.process.poll() is not None:
+                return True
+            with celery_app.connection_for_write() as conn:
+                inspect = celery_app.control.inspect(
+                    destination=[self.hostname], timeout=1, connection=conn
+                )
+                active, reserved = inspect.active(), inspect.reserved()
+            answered = active is not None and reserved is not None
+            if answered and not active.get(self.hostname) and not reserved.get(self.hostname):
+                return True
+            time.sleep(0.5)
+        return False
+
     def stop(self, timeout: float = 30) -> None:
         if self.process and self.process.poll() is None:
             self.process.terminate()
@@ -126,6 +144,17 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     worker.start()
     yield worker
     worker.stop()
+
+
+@pytest.fixture(autouse=True)
+def quiet_worker_before_flush(request):
+    """After a test that shares the module's worker, wait for the worker to finish what the
+    test left it (re-embedding, extraction) before the database is emptied: TRUNCATE and a
+    task's queries lock the tables in different orders, and PostgreSQL breaks the deadlock
+    by failing the flush."""
+    yield
+    if "celery_worker_process" in request.fixturenames:
+        request.getfixturevalue("celery_worker_process").wait_idle()
 
 
 @pytest.fixture(scope="session", autouse=True)
