@@ -129,7 +129,7 @@ def _nearest(vector: str, access: Access, filters: MemoryFilters, pool: int) -> 
         # enough of them sit nearest (the same text recorded, changed or read again and
         # again) the scan stops at its tuple limit with nothing found. "+ 0" keeps the
         # planner off the index.
-        exact = RawSQL('("memories_memory"."embedding" <=> %s::vector) + 0', [vector], FloatField())
+        exact = _distance(vector) + Value(0.0)
         return list(scope.order_by(exact, "id").values_list("id", flat=True)[:pool])
     nearest = scope.order_by(_distance(vector)).values_list("id", flat=True)[:pool]
     with transaction.atomic(), connection.cursor() as cursor:

@@ -199,6 +199,7 @@ def _whole_words(end: str) -> str:
     return rest or end
 
 
+# The followers are matched by id (``= ANY``), not joined: see CLAIM_SQL.
 FOLLOWERS_SQL = f"""
 WITH followers AS (
     SELECT n.id FROM unnest(%(seqs)s::integer[]) AS changed(seq)
@@ -210,12 +211,13 @@ WITH followers AS (
     WHERE n.removed_at IS NULL AND char_length(n.content) <= {MAX_CHUNK_CHARS}
       AND n.role IN ('user', 'assistant') AND n.tool_name = ''
 ), gone AS (
-    DELETE FROM agent_sessions_messagechunk c USING followers f WHERE c.message_id = f.id
+    DELETE FROM agent_sessions_messagechunk c
+    WHERE c.message_id = ANY(ARRAY(SELECT id FROM followers))
 )
 UPDATE agent_sessions_message m
 SET enrichment_status = 'pending', enrichment_attempts = 0, enrichment_error = '',
     claimed_by = NULL
-FROM followers f WHERE m.id = f.id
+WHERE m.id = ANY(ARRAY(SELECT id FROM followers))
 """
 
 
