@@ -3,7 +3,9 @@
 In one run, on the same texts (LoCoMo turns, "<speaker>: <text>", ~130 characters):
 
 1. raw model throughput in this process: torch fp32, ONNX fp32 and ONNX int8 at 1 and all
-   threads, in turn (texts per second); the best is the baseline;
+   threads, in turn (texts per second); the best is the baseline. The raw model embeds what
+   the pipeline embeds for those messages: each one's chunk text, so with its header and,
+   for a short one, the turn before it (``sessions/enrich/chunking.py``), not the bare turn;
 2. pipeline throughput: N messages captured (already stored), then real Celery worker
    processes embed them through Redis; "stored → embedded" messages per second; the ratio
    to (1) is the pipeline's efficiency;
@@ -68,13 +70,27 @@ def store_sessions(project, texts: list[str], messages: int, *, first: int = 0) 
         )
 
 
+def embedded_texts(texts: list[str]) -> list[str]:
+    """What the pipeline embeds for ``store_sessions``' messages made of ``texts``: each
+    user message's chunk text, after the message before it when it is short."""
+    from sessions.enrich.chunking import chunk_message, context_for, header_for
+
+    header = header_for("user")
+    out, context = [], ""
+    for text in texts:
+        out += [chunk.text for chunk in chunk_message(text, header=header, context=context)]
+        context = context_for(text, header=header)
+    return out
+
+
 def raw_throughput(texts: list[str]) -> tuple[float, str, dict[str, float]]:
     """Texts/s of each backend (torch fp32, ONNX fp32, ONNX int8) at 1 and all threads, in
-    turn on the same texts (``bench/embedding_backends.py``); the best, its name, and all."""
+    turn on the same texts (``bench/embedding_backends.py``); the best, its name, and all.
+    A text is one message's chunk as the pipeline embeds it (``embedded_texts``)."""
     from bench.embedding_backends import backends, interleaved_rates
 
     configs = backends(sorted({1, os.cpu_count() or 1}), batch=32, level="all")
-    rates = interleaved_rates(configs, texts[:600], rounds=1)
+    rates = interleaved_rates(configs, embedded_texts(texts[:600]), rounds=1)
     best = max(rates, key=rates.get)
     return rates[best], best, rates
 
