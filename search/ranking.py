@@ -102,6 +102,9 @@ class Candidate:
     relevance: float = 0.0
     kind: str = "prose"  # sessions.models.MessageKind
     author: str = ""  # who wrote it; "" for tool messages (never a named speaker)
+    # Its role, author and content digest: equal for copies of one text. Set only for
+    # candidates whose best chunk ties another's (see ``copy_suspects``).
+    copy_key: str | None = None
 
 
 def semantic_relevance(similarity: float | None) -> float:
@@ -198,6 +201,33 @@ def score(
         if c.rank_extra is not None:
             c.relevance += (1 - c.relevance) * EXTRA_LIFT * RRF_K / (RRF_K + c.rank_extra - 1)
     return ordered(candidates)
+
+
+def copy_suspects(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates that may be copies of one another: those whose best chunk is exactly as
+    close to the query as another candidate's. The same text by the same author embeds to
+    the same vector, so a copy always ties; a tie of different texts is rare, and their
+    digests (``copy_key``) tell them apart."""
+    ties: dict[float, list[Candidate]] = {}
+    for c in candidates:
+        if c.similarity is not None:
+            ties.setdefault(round(c.similarity, 5), []).append(c)
+    return [c for group in ties.values() if len(group) > 1 for c in group]
+
+
+def without_copies(ranked: list[Candidate]) -> list[Candidate]:
+    """``ranked`` without the candidates whose text (same author, same content) a
+    candidate above already shows: the same system prompt, AGENTS.md or tool output in
+    every session would otherwise fill the list with one text and push the rest out."""
+    seen: set[str] = set()
+    kept = []
+    for c in ranked:
+        if c.copy_key is not None:
+            if c.copy_key in seen:
+                continue
+            seen.add(c.copy_key)
+        kept.append(c)
+    return kept
 
 
 def ordered(candidates: list[Candidate]) -> list[Candidate]:

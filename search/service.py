@@ -137,6 +137,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
+    ranked = ranking.without_copies(ranked)
     # The score that orders is the one shown (to 4 places) and filtered on.
     ranked = [c for c in ranked if round(c.relevance, 4) >= request.min_relevance]
 
@@ -239,24 +240,28 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
 def _kinds_and_authors(
     candidates: dict[int, ranking.Candidate], intent: query_intent.QueryIntent
 ) -> query_intent.QueryIntent:
-    """Set each candidate's kind and author (one query, on the primary key), and return
-    ``intent``, asking for output too when a quoted phrase of the question occurs in a
-    candidate that is tool output or a console line."""
+    """Set each candidate's kind and author, and the copy key of those that may be copies
+    (``ranking.copy_suspects``: only their content is read), in one query on the primary
+    key; return ``intent``, asking for output too when a quoted phrase of the question
+    occurs in a candidate that is tool output or a console line."""
     if not candidates:
         return intent
     phrases = [p.lower() for p in intent.quoted] if not intent.wants_output else []
     quoted_sql = " OR ".join("strpos(lower(content), %s) > 0" for _ in phrases) or "false"
+    suspects = [c.message_id for c in ranking.copy_suspects(list(candidates.values()))]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, kind, CASE WHEN role = 'tool' THEN '' ELSE author END,"
-            f" kind IN ('tool_output', 'console') AND ({quoted_sql})"
+            f" kind IN ('tool_output', 'console') AND ({quoted_sql}),"
+            " CASE WHEN id = ANY(%s) THEN role || ':' || author || ':' || md5(content) END"
             " FROM agent_sessions_message WHERE id = ANY(%s)",
-            [*phrases, list(candidates)],
+            [*phrases, suspects, list(candidates)],
         )
         quoted_in_output = False
-        for message_id, kind, author, holds_phrase in cursor.fetchall():
+        for message_id, kind, author, holds_phrase, copy_key in cursor.fetchall():
             candidates[message_id].kind = kind
             candidates[message_id].author = author
+            candidates[message_id].copy_key = copy_key
             quoted_in_output = quoted_in_output or holds_phrase
     return replace(intent, wants_output=True) if quoted_in_output else intent
 

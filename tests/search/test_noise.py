@@ -152,3 +152,60 @@ def test_a_quoted_phrase_asks_for_output_only_when_output_holds_it(noisy):
     assert kinds[3] == MessageKind.PROSE
     # A phrase that only prose holds asks for nothing more.
     assert not asked('who said "stored hashed in Redis"')[0].wants_output
+
+
+INSTRUCTIONS = (
+    "# AGENTS.md\nYou help with the booking service. Never refund a fare without the "
+    "customer's reservation code, and always confirm the refund amount before you act."
+)
+
+
+def test_a_text_injected_into_every_session_is_shown_once(project):
+    """The same AGENTS.md in five sessions is one result, the best-placed copy, so the
+    answer that only one session holds is not pushed off the first page by copies."""
+    for day in range(5):
+        capture(
+            project,
+            [("system", INSTRUCTIONS), ("user", f"Morning, day {day}: anything new in the queue?")],
+            agent="booking",
+            days_ago=day,
+        )
+    answer = capture(
+        project,
+        [
+            ("system", INSTRUCTIONS),
+            ("user", "Can we refund the fare for booking QX81?"),
+            ("assistant", "Refunded 240 EUR for QX81 after the customer confirmed the amount."),
+        ],
+        agent="booking",
+    )
+    embed_all()
+    assert Message.objects.filter(content=INSTRUCTIONS).count() == 6
+    for options in ({}, {"group": "true"}, {"mode": "semantic"}, {"mmr": "true"}):
+        body = client_for(project).get(
+            "/api/v1/search", {"q": "how did we refund the fare?", "limit": 5, **options}
+        )
+        assert body.status_code == 200, body.content
+        found = [(hit["session"]["id"], hit["message"]["seq"]) for hit in body.json()["results"]]
+        assert len([seq for _, seq in found if seq == 0]) == 1, (options, found)
+        assert (answer.public_id, 2) in found, (options, found)
+
+
+def test_copies_are_the_same_text_by_the_same_author():
+    from search import ranking
+
+    def candidate(message_id, similarity, key):
+        c = ranking.Candidate(message_id, session_id=message_id, similarity=similarity)
+        c.copy_key = key
+        return c
+
+    ranked = [
+        candidate(1, 0.5, "system::a1"),
+        candidate(2, 0.5, "system::a1"),  # a copy of 1
+        candidate(3, 0.5, "user:ann:a1"),  # the same words, said by someone
+        candidate(4, 0.4, None),  # no tie, never read
+        candidate(5, 0.5, "system::b2"),  # a different text that happens to tie
+    ]
+    assert [c.message_id for c in ranking.without_copies(ranked)] == [1, 3, 4, 5]
+    suspects = ranking.copy_suspects([*ranked, ranking.Candidate(6, similarity=None)])
+    assert sorted(c.message_id for c in suspects) == [1, 2, 3, 5]
