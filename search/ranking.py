@@ -85,6 +85,10 @@ EXTRA_LIFT = 0.2
 # What a message that is not prose keeps of its relevance, when the question does not ask
 # for that kind (search/query_intent.py). Chosen on principle (see above).
 NOISE_FACTORS = {"injected": 0.95, "console": 0.95, "tool_output": 0.95}
+# The kinds whose copies are shown once (``without_copies``): what a harness or a tool's
+# banner repeats in session after session. The same words said or printed in two sessions
+# are two events (a request made in two repositories, a command's output in each), kept.
+COPIES_COLLAPSE = ("injected", "console")
 
 
 @dataclass
@@ -217,8 +221,9 @@ def copy_suspects(candidates: list[Candidate]) -> list[Candidate]:
 
 def without_copies(ranked: list[Candidate]) -> list[Candidate]:
     """``ranked`` without the candidates whose text (same author, same content) a
-    candidate above already shows: the same system prompt, AGENTS.md or tool output in
-    every session would otherwise fill the list with one text and push the rest out."""
+    candidate above already shows, among the kinds of ``COPIES_COLLAPSE`` (their
+    ``copy_key`` is set): the same system prompt or AGENTS.md in every session would
+    otherwise fill the list with one text and push the rest out."""
     seen: set[str] = set()
     kept = []
     for c in ranked:

@@ -253,9 +253,10 @@ def _kinds_and_authors(
         cursor.execute(
             "SELECT id, kind, CASE WHEN role = 'tool' THEN '' ELSE author END,"
             f" kind IN ('tool_output', 'console') AND ({quoted_sql}),"
-            " CASE WHEN id = ANY(%s) THEN role || ':' || author || ':' || md5(content) END"
+            " CASE WHEN id = ANY(%s) AND kind = ANY(%s)"
+            " THEN role || ':' || author || ':' || md5(content) END"
             " FROM agent_sessions_message WHERE id = ANY(%s)",
-            [*phrases, suspects, list(candidates)],
+            [*phrases, suspects, list(ranking.COPIES_COLLAPSE), list(candidates)],
         )
         quoted_in_output = False
         for message_id, kind, author, holds_phrase, copy_key in cursor.fetchall():
