@@ -234,11 +234,19 @@ def post_json(url: str, token: str, body: bytes, content_type="application/json"
 
 
 def wait_until_answering(url: str, seconds: float = 60) -> None:
+    """Until ``url`` answers 200. An error answer other than 503 (starting) ends the wait: it
+    is a bug to see, not a server still starting (an HTTPError is an OSError too)."""
     deadline = time.monotonic() + seconds
     while True:
         try:
             urllib.request.urlopen(url, timeout=2)
             return
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503:
+                raise RuntimeError(f"GET {url}: HTTP {exc.code}: {exc.read()[:1000]!r}") from None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
         except OSError:
             if time.monotonic() > deadline:
                 raise
