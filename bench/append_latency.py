@@ -113,7 +113,7 @@ def main() -> None:
                 flush=True,
             )
             deadline = time.monotonic() + 600
-            while round_no < args.rounds and pending(env) and time.monotonic() < deadline:
+            while pending(env) and time.monotonic() < deadline:
                 time.sleep(2)
     print()
     for phase in ("idle", "busy"):
