@@ -202,13 +202,22 @@ def web_stack(
         wait_until_answering(f"{base}/api/schema/")
         yield Stack(env=env, base=base, token=token, web=web, worker=celery)
     finally:
-        for process in processes:
-            if process.poll() is None:
-                if process is celery:
-                    os.killpg(process.pid, signal.SIGCONT)  # a paused worker must hear TERM
-                process.send_signal(signal.SIGTERM)
-                process.wait(60)
-        embedded(env, "stop", check=False)
+        try:
+            for process in processes:
+                if process.poll() is None:
+                    if process is celery:
+                        os.killpg(process.pid, signal.SIGCONT)  # a paused worker must hear TERM
+                    process.send_signal(signal.SIGTERM)
+                    try:
+                        process.wait(60)
+                    except subprocess.TimeoutExpired:  # a task outlasting the warm shutdown
+                        if process is celery:
+                            os.killpg(process.pid, signal.SIGKILL)  # its pool children too
+                        else:
+                            process.kill()
+                        process.wait()
+        finally:
+            embedded(env, "stop", check=False)  # never left running, whatever happened above
 
 
 def create_token(env, project: str) -> str:
