@@ -10,7 +10,7 @@ one Celery worker), then, round after round:
 
 Each append is timed from request to response, by one client (the agent's own loop).
 
-    .venv/bin/python bench/append_latency.py [--rounds 3] [--appends 200]
+    .venv/bin/python bench/append_latency.py [--rounds 3] [--appends 200] [--threads 1]
 
 Medians over rounds of each round's p50 and p95; the machines are shared and noisy, so read
 the busy/idle ratio, which both sides of the same run share.
@@ -26,26 +26,18 @@ import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.capture import locomo_texts, make_messages
-from bench.harness import manage, percentile, web_stack
+from bench.harness import manage, percentile, post_json, web_stack
 
 BACKLOG = 2000
 
 
 def call(url: str, token: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.loads(response.read())
+    return post_json(url, token, json.dumps(body).encode())
 
 
 def pending(env) -> int:
@@ -77,12 +69,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--appends", type=int, default=200, help="timed appends per phase")
     parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="gunicorn threads per worker (gthread when >1)"
+    )
     args = parser.parse_args()
     texts = locomo_texts()
     results: dict[str, list[tuple[float, float]]] = {"idle": [], "busy": []}
+    web_args = (
+        ["--worker-class", "gthread", "--threads", str(args.threads)] if args.threads > 1 else []
+    )
     with (
         tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp,
-        web_stack(Path(tmp) / "var", web_workers=args.web_workers, worker=True) as stack,
+        web_stack(
+            Path(tmp) / "var", web_workers=args.web_workers, worker=True, web_args=web_args
+        ) as stack,
     ):
         env, base, token, worker = stack.env, stack.base, stack.token, stack.worker
         session = call(f"{base}/api/v1/sessions", token, {"agent_name": "latency"})["id"]

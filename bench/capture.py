@@ -16,6 +16,7 @@ cores can serve.
 
     .venv/bin/python bench/capture.py [--clients 8] [--rounds 3] [--sessions 4]
         [--web-workers 3] [--threads 1] [--append-sizes 10,1] [--phases whole,appends,...]
+        [--worker]
 
 Medians over rounds; these machines are shared and noisy, so read the ratios.
 """
@@ -31,7 +32,6 @@ import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,7 @@ from bench.harness import (
     SHARED,
     cpu_seconds,
     create_token,
+    post_json,
     postgres_cpu,
     run_python,
     web_stack,
@@ -69,14 +70,7 @@ def make_messages(texts: list[str], start: int, count: int) -> list[dict]:
 
 
 def post(url: str, token: str, body: bytes, content_type="application/json") -> dict:
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="POST",
-        headers={"Authorization": f"Bearer {token}", "Content-Type": content_type},
-    )
-    with urllib.request.urlopen(request, timeout=300) as response:
-        return json.loads(response.read())
+    return post_json(url, token, body, content_type)
 
 
 def _whole_session_client(args) -> int:
@@ -189,6 +183,11 @@ def main() -> None:
         "--append-sizes", default="10", help="messages per append request, e.g. 10,1"
     )
     parser.add_argument("--phases", default=",".join(PHASES), help=",".join(PHASES))
+    parser.add_argument(
+        "--worker",
+        action="store_true",
+        help="run a Celery worker: it embeds what is captured while the clients write",
+    )
     args = parser.parse_args()
     phases = set(args.phases.split(","))
     sizes = [int(size) for size in args.append_sizes.split(",")]
@@ -208,7 +207,9 @@ def main() -> None:
         web_args += ["--worker-class", "gthread", "--threads", str(args.threads)]
     with (
         tempfile.TemporaryDirectory(prefix="memoryapp-bench-") as tmp,
-        web_stack(Path(tmp) / "var", web_workers=args.web_workers, web_args=web_args) as stack,
+        web_stack(
+            Path(tmp) / "var", web_workers=args.web_workers, web_args=web_args, worker=args.worker
+        ) as stack,
     ):
         env, base, token, var_dir = stack.env, stack.base, stack.token, Path(tmp) / "var"
         texts_file = Path(tmp) / "texts.json"

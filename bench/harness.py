@@ -4,6 +4,7 @@ temporary folder, migrated, with Django set up — so a benchmark never touches 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,11 +152,21 @@ class Stack:
 
 
 @contextlib.contextmanager
-def web_stack(var_dir: Path, *, web_workers: int, worker: bool = False, web_args=()):
+def web_stack(
+    var_dir: Path, *, web_workers: int, worker: bool = False, web_args=(), logs: Path | None = None
+):
     """Embedded servers in ``var_dir``, migrated, a token of project bench/bench, gunicorn
     answering (and a Celery worker in its own process group when ``worker``); all stopped on
-    exit."""
+    exit.
+
+    The servers' logs go to ``logs`` (by default a new folder outside ``var_dir``, which a
+    benchmark's temporary folder takes with it), printed at the start: an error answer
+    (a 500) leaves its traceback there, with the request id the answer gives."""
     env = django_env(var_dir)
+    if logs is None:
+        logs = Path(tempfile.mkdtemp(prefix="memoryapp-bench-logs-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    print(f"server logs: {logs}", file=sys.stderr, flush=True)
     embedded(env, "start")
     processes: list[subprocess.Popen] = []
     celery = None
@@ -162,38 +174,50 @@ def web_stack(var_dir: Path, *, web_workers: int, worker: bool = False, web_args
         manage(env, "migrate", "--noinput")
         token = create_token(env, "bench")
         port = free_port()
-        web = subprocess.Popen(
-            [
-                *(_executable("gunicorn"), "memoryapp.wsgi", "--bind", f"127.0.0.1:{port}"),
-                *("--workers", str(web_workers), "--no-control-socket", *web_args),
-            ],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        processes.append(web)
-        if worker:
-            celery = subprocess.Popen(
-                [_executable("celery"), "-A", "memoryapp", "worker", "-c", "1"],
+        # Each child writes its log on its own descriptor; ours closes after the start.
+        with (logs / "web.log").open("ab") as log:
+            web = subprocess.Popen(
+                [
+                    *(_executable("gunicorn"), "memoryapp.wsgi", "--bind", f"127.0.0.1:{port}"),
+                    *("--workers", str(web_workers), "--no-control-socket", *web_args),
+                ],
                 cwd=REPO_ROOT,
                 env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group: paused and resumed whole
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
+        processes.append(web)
+        if worker:
+            with (logs / "worker.log").open("ab") as log:
+                celery = subprocess.Popen(
+                    [_executable("celery"), "-A", "memoryapp", "worker", "-c", "1", "-l", "INFO"],
+                    cwd=REPO_ROOT,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its own process group: paused and resumed whole
+                )
             processes.append(celery)
         base = f"http://127.0.0.1:{port}"
         wait_until_answering(f"{base}/api/schema/")
         yield Stack(env=env, base=base, token=token, web=web, worker=celery)
     finally:
-        for process in processes:
-            if process.poll() is None:
-                if process is celery:
-                    os.killpg(process.pid, signal.SIGCONT)  # a paused worker must hear TERM
-                process.send_signal(signal.SIGTERM)
-                process.wait(60)
-        embedded(env, "stop", check=False)
+        try:
+            for process in processes:
+                if process.poll() is None:
+                    if process is celery:
+                        os.killpg(process.pid, signal.SIGCONT)  # a paused worker must hear TERM
+                    process.send_signal(signal.SIGTERM)
+                    try:
+                        process.wait(60)
+                    except subprocess.TimeoutExpired:  # a task outlasting the warm shutdown
+                        if process is celery:
+                            os.killpg(process.pid, signal.SIGKILL)  # its pool children too
+                        else:
+                            process.kill()
+                        process.wait()
+        finally:
+            embedded(env, "stop", check=False)  # never left running, whatever happened above
 
 
 def create_token(env, project: str) -> str:
@@ -202,12 +226,36 @@ def create_token(env, project: str) -> str:
     return out.strip().splitlines()[-1]
 
 
+def post_json(url: str, token: str, body: bytes, content_type="application/json") -> dict:
+    """POST ``body`` with the token; the JSON answer. An error answer raises with its status
+    and body (a 500's body holds the request id its traceback is logged with)."""
+    request = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": content_type},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        raise RuntimeError(f"POST {url}: HTTP {exc.code}: {exc.read()[:1000]!r}") from None
+
+
 def wait_until_answering(url: str, seconds: float = 60) -> None:
+    """Until ``url`` answers 200. An error answer other than 503 (starting) ends the wait: it
+    is a bug to see, not a server still starting (an HTTPError is an OSError too)."""
     deadline = time.monotonic() + seconds
     while True:
         try:
             urllib.request.urlopen(url, timeout=2)
             return
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503:
+                raise RuntimeError(f"GET {url}: HTTP {exc.code}: {exc.read()[:1000]!r}") from None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
         except OSError:
             if time.monotonic() > deadline:
                 raise

@@ -2,10 +2,11 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from mcp_server.views import mcp_endpoint
 from memoryapp.health import healthz
+from memoryapp.schema_view import SchemaView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -14,7 +15,7 @@ urlpatterns = [
     path("api/v1/", include("search.api.urls")),
     path("api/v1/", include("sessions.api.urls")),
     path("api/v1/", include("memories.api.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # Swagger UI from the app's static files; the split view serves its start-up script as a
     # file of its own (?script), and our template drops the inline style: no inline code.
     path(
