@@ -12,6 +12,12 @@ two 0.72, with two and the date 0.74, and the next turn adds about 0.01; more hu
 dense side has its own, narrower context: a short user or assistant turn is embedded after
 the one before it (``sessions/enrich/chunking.py``).
 
+A coding agent's session also gives its working folder's name (``FOLDER``: the last part of
+its ``cwd`` metadata, "agentic-wallet"), because people place what they ask by the repository
+("what was the agent asked to do in the agentic wallet repo?"). Every message of the session
+holds it, so its words are common there and lift that session's matches above another
+repository's without reordering the session's own; a session without a ``cwd`` adds nothing.
+
 Computed in SQL in the capture transaction, for the new messages only (an append looks back
 at the stored ones), so a message is keyword-searchable with its context the moment it commits.
 
@@ -33,6 +39,12 @@ BEFORE = 2  # messages before; and the one after, once it arrives
 NEIGHBOUR_CHARS = 1000  # of each neighbour: questions are short; tool output is not context
 # A neighbour as "<author or role>: <text>" (who said it is part of what people ask).
 LINE = f"coalesce(nullif(m.author, ''), m.role) || ': ' || left(m.content, {NEIGHBOUR_CHARS})"
+
+# The session's working folder (its ``cwd``'s last part), as written in the context.
+FOLDER = (
+    "(SELECT regexp_replace(rtrim(s.metadata->>'cwd', '/\\'), '^.*[/\\\\]', '')"
+    " FROM agent_sessions_session s WHERE s.id = %(session)s)"
+)
 
 # What a message is ranked on (search/keyword.py): its own words weighted A, then its
 # context's (weight D), over the message row ``{m}``. Search falls back to it for a row whose
@@ -68,6 +80,7 @@ SET (context_vector, ranking_vector) = (
             to_char(coalesce(t.timestamp, (
                 SELECT s.started_at FROM agent_sessions_session s WHERE s.id = %(session)s
             )), 'DD FMMonth YYYY'),
+            {FOLDER},
             {", ".join(_neighbour("before", nth) for nth in reversed(range(BEFORE)))},
             coalesce(nullif(t.author, ''), t.role),
             {_neighbour("after", 0)}

@@ -1,8 +1,8 @@
 """The keyword context (``sessions/capture/keyword_context.py``): each message's context is
-its date, the two messages before it and the one after it in its session (whatever seqs were
-removed in between) and its own speaker; and the statement that stores it keeps one plan
-whatever the table's statistics say, so a capture never parses a session's contexts once
-per message."""
+its date, its session's working folder, the two messages before it and the one after it in
+its session (whatever seqs were removed in between) and its own speaker; and the statement
+that stores it keeps one plan whatever the table's statistics say, so a capture never parses
+a session's contexts once per message."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED_SQL = f"""
 SELECT m.seq, m.context_vector = to_tsvector('{SEARCH_CONFIG}', concat_ws(E'\\n',
     to_char(coalesce(m.timestamp, s.started_at), 'DD FMMonth YYYY'),
+    (regexp_match(s.metadata->>'cwd', '([^/\\\\]+)[/\\\\]*$'))[1],
     lag({LINE}, 2) OVER w, lag({LINE}, 1) OVER w,
     coalesce(nullif(m.author, ''), m.role),
     lead({LINE}, 1) OVER w))
@@ -66,6 +67,24 @@ def test_each_context_is_its_date_neighbours_and_speaker_after_captures_appends_
     )
     session = result.session
     assert mismatches(session) == []
+    in_repo = capture_session(
+        project,
+        ParsedSession(
+            source_format="claude_code",
+            agent_name="claude",
+            messages=parsed(turns[:3]),
+            metadata={"cwd": "C:\\Users\\ann\\agentic-wallet\\"},
+        ),
+    ).session
+    assert mismatches(in_repo) == []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT session_id, bool_and(context_vector @@ to_tsquery('english', 'wallet'))"
+            " FROM agent_sessions_message WHERE session_id IN (%s, %s) GROUP BY session_id",
+            [session.pk, in_repo.pk],
+        )
+        # Every message of the session in a folder holds the folder's words; no other does.
+        assert dict(cursor.fetchall()) == {session.pk: False, in_repo.pk: True}
     append_messages(session, parsed([("assistant", "Done: the ingress moved on Friday.")]))
     append_messages(
         session,
