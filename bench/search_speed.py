@@ -892,11 +892,16 @@ def explain(statements: list[Statement], target: Statement, *, analyze: bool = T
             break
         if s.sql.lstrip().upper().startswith("SET LOCAL"):
             sets.append(s.sql)
+    # Settings sent with the statement itself (search/speed/one_trip.py) lead its text.
+    sql = target.sql
+    while sql.lstrip().upper().startswith("SET LOCAL"):
+        head, sql = sql.split(";", 1)
+        sets.append(head)
     with transaction.atomic(), connection.cursor() as cursor:
-        for sql in sets:
-            cursor.execute(sql)
+        for setting in sets:
+            cursor.execute(setting)
         options = "ANALYZE, BUFFERS" if analyze else "COSTS"
-        cursor.execute(f"EXPLAIN ({options}) " + target.sql, target.params)
+        cursor.execute(f"EXPLAIN ({options}) " + sql, target.params)
         plan = "\n".join(_VECTOR_LITERAL.sub("'[…]'", r[0]) for r in cursor.fetchall())
         transaction.set_rollback(True)  # EXPLAIN ANALYZE of an UPDATE would change rows
     return plan
