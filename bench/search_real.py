@@ -28,8 +28,9 @@ with the project's token, ``limit=10``, hybrid.
 
 Reported per set: p50/p95/max of the request, and where the time goes, median and p95 per
 part: the query embedding, each kind of SQL statement (``search_speed.Instruments``: the
-keyword side runs on its own connection beside the vector side, so its statements and the
-request's wait for them are shown apart), Python inside ``search()`` (fusion, snippets'
+keyword side, the other side's scores, the candidates' kinds and the snippets run beside, on
+pool threads' own connections, so their statements and the request's wait for them are
+shown apart), Python inside ``search()`` (fusion, snippets'
 parsing), and the rest of the request outside ``search()`` (authentication, parameters,
 serialisation, JSON); the size of the JSON answer. Then EXPLAIN ANALYZE of the slowest
 statements of the slowest queries.
@@ -386,7 +387,7 @@ class Timed:
     embed_ms: float = 0.0
     wait_ms: float = 0.0
     steps: dict[str, float] = field(default_factory=dict)
-    beside_ms: float = 0.0  # the keyword side's statements (its own connection)
+    beside_ms: float = 0.0  # statements beside, on pool threads' own connections
     critical_sql_ms: float = 0.0
     path: str = ""
     answer_bytes: int = 0
@@ -395,7 +396,7 @@ class Timed:
 
 # Statements bench/search_speed.py's step_of leaves as "other", named by what they read.
 LABELS = {
-    'AS "pk", "agent_sessions_session"."lifecycle"': "lifecycle",
+    "s.lifecycle, s.decay_priority": "kinds",
     "FROM pg_stats": "word stats",
     "FROM pg_index": "team indexes",
     "sum(message_count) FROM agent_sessions_session WHERE team_id = ANY": "team indexes",
@@ -441,7 +442,7 @@ def parts_of(row: Timed) -> dict[str, float]:
     return {
         "embed": row.embed_ms,
         **{k: v for k, v in row.steps.items() if "beside" not in k},
-        "wait keyword": row.wait_ms,
+        "wait beside": row.wait_ms,
         "python in search()": row.took_ms - row.embed_ms - inside_sql - row.wait_ms,
         "outside search() (auth, params, serialise, JSON)": row.ms - row.took_ms - outside_sql,
     }
@@ -475,7 +476,7 @@ def report(name: str, rows: list[Timed], info: dict, explains: list[str]) -> dic
                 f"  {label:<52} {percentile(values, 0.5):>6.1f} / {percentile(values, 0.95):>6.1f}"
             )
     beside = sorted(dict.fromkeys(k for r in rows for k in r.steps if "beside" in k))
-    print("the keyword side, on its own connection beside the vector side (ms, median / p95):")
+    print("beside, on pool threads' own connections (keyword side, scores, kinds, snippets):")
     for label in beside:
         values = [r.steps.get(label, 0.0) for r in rows]
         print(f"  {label:<52} {_median_p95(values)}")

@@ -606,7 +606,7 @@ class Statement:
     ms: float
     sql: str
     params: object
-    beside: bool = False  # ran on the keyword side's own connection (search/speed/parallel.py)
+    beside: bool = False  # ran beside, on a pool thread's own connection (search/speed/parallel.py)
 
 
 @dataclass
@@ -614,7 +614,7 @@ class Probe:
     """Per-request instrumentation: query embedding and SQL statements."""
 
     embed_ms: float = 0.0
-    wait_ms: float = 0.0  # the request thread waiting for the keyword side to finish
+    wait_ms: float = 0.0  # the request thread waiting for work beside (the keyword side, …)
     statements: list[Statement] = field(default_factory=list)
 
 
@@ -653,12 +653,11 @@ def step_of(sql: str) -> str:
 
 class Instruments:
     def __init__(self):
-        from search import semantic, service
+        from search import semantic
         from search.speed import parallel
 
-        self.semantic, self.service, self.parallel = semantic, service, parallel
+        self.semantic, self.parallel = semantic, parallel
         self.original = semantic.query_vector
-        self.original_side = service._keyword_side
         self.original_beside = parallel.beside
         self.probe = Probe()
 
@@ -683,11 +682,6 @@ class Instruments:
         def wrapper_beside(*args):
             return wrapper(*args, beside=True)
 
-        def keyword_side(*args):
-            # Runs in a pool thread: its connection is that thread's own.
-            with connection.execute_wrapper(wrapper_beside):
-                return self.original_side(*args)
-
         probe_of = self
 
         class TimedFuture:
@@ -702,10 +696,14 @@ class Instruments:
                     probe_of.probe.wait_ms += (time.perf_counter() - started) * 1000
 
         def beside(work, *args):
-            return TimedFuture(self.original_beside(work, *args))
+            def timed(*inner):
+                # Runs in a pool thread: its connection is that thread's own.
+                with connection.execute_wrapper(wrapper_beside):
+                    return work(*inner)
+
+            return TimedFuture(self.original_beside(timed, *args))
 
         self.semantic.query_vector = timed_query_vector
-        self.service._keyword_side = keyword_side
         self.parallel.beside = beside
         self._wrapper = connection.execute_wrapper(wrapper)
         self._wrapper.__enter__()
@@ -714,7 +712,6 @@ class Instruments:
     def __exit__(self, *exc):
         self._wrapper.__exit__(*exc)
         self.semantic.query_vector = self.original
-        self.service._keyword_side = self.original_side
         self.parallel.beside = self.original_beside
 
     def fresh(self) -> Probe:
@@ -832,7 +829,7 @@ def timed_context(instruments: Instruments, row: Row) -> None:
     body = response.json()
     row.context_tokens, row.context_blocks = body["tokens"], len(body["sessions"])
     row.context_embed_ms = probe.embed_ms
-    # What the request thread spent in SQL or waiting for the keyword side's SQL.
+    # What the request thread spent in SQL or waiting for the SQL beside (the keyword side …).
     row.context_sql_ms = sum(s.ms for s in probe.statements if not s.beside) + probe.wait_ms
     row.context_statements = probe.statements
 
@@ -895,11 +892,16 @@ def explain(statements: list[Statement], target: Statement, *, analyze: bool = T
             break
         if s.sql.lstrip().upper().startswith("SET LOCAL"):
             sets.append(s.sql)
+    # Settings sent with the statement itself (search/speed/one_trip.py) lead its text.
+    sql = target.sql
+    while sql.lstrip().upper().startswith("SET LOCAL"):
+        head, sql = sql.split(";", 1)
+        sets.append(head)
     with transaction.atomic(), connection.cursor() as cursor:
-        for sql in sets:
-            cursor.execute(sql)
+        for setting in sets:
+            cursor.execute(setting)
         options = "ANALYZE, BUFFERS" if analyze else "COSTS"
-        cursor.execute(f"EXPLAIN ({options}) " + target.sql, target.params)
+        cursor.execute(f"EXPLAIN ({options}) " + sql, target.params)
         plan = "\n".join(_VECTOR_LITERAL.sub("'[…]'", r[0]) for r in cursor.fetchall())
         transaction.set_rollback(True)  # EXPLAIN ANALYZE of an UPDATE would change rows
     return plan
@@ -1019,7 +1021,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
 
     print("\n== Where the search time goes (median per query, ms; p95 in brackets)")
     labels = ["embed", *dict.fromkeys(label for label, _ in STEP_PATTERNS)]
-    labels += ["txn", "session_of", "load", "messages", "touch", "other", "wait keyword"]
+    labels += ["txn", "session_of", "load", "messages", "touch", "other", "wait beside"]
     labels += ["python+http"]
     for name, g in groups(rows, teams):
         if name in ("2nd quartile", "3rd quartile"):
@@ -1028,7 +1030,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         for label in labels:
             if label == "embed":
                 values = [r.embed_ms for r in g]
-            elif label == "wait keyword":
+            elif label == "wait beside":
                 values = [r.wait_ms for r in g]
             elif label == "python+http":
                 values = [r.ms - r.embed_ms - r.critical_sql_ms - r.wait_ms for r in g]

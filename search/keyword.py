@@ -32,9 +32,10 @@ import re
 import time
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import connection
 
 from search.filters import message_where, session_where, team_condition
+from search.speed import one_trip
 from sessions.capture.keyword_context import RANKING_DOCUMENT
 from sessions.filters import Filters
 from sessions.models import SEARCH_CONFIG
@@ -373,13 +374,8 @@ def _rank_pools(
         f"SELECT r.id, {score} AS score, {coverage} AS coverage, r.session_id"
         f" FROM ({ranked}) r ORDER BY score DESC, r.id LIMIT %s"
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        if bitmaps_only:
-            cursor.execute("; ".join(f"SET LOCAL {name} = {v}" for name, v in BITMAP_PLAN.items()))
-        cursor.execute(sql, [*rank_params, *pool_params, limit])
-        rows = cursor.fetchall()
-        if bitmaps_only:  # the caller's transaction goes on
-            cursor.execute("; ".join(f"RESET {name}" for name in BITMAP_PLAN))
+    plan = BITMAP_PLAN if bitmaps_only else {}
+    rows = one_trip.fetch_all(sql, [*rank_params, *pool_params, limit], plan)
     return {row[0]: KeywordScore(*row[1:]) for row in rows}
 
 

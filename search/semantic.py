@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import connection
 
 from search.filters import message_where, team_condition
-from search.speed import team_indexes
+from search.speed import one_trip, team_indexes
 from sessions.embedding.query import embed_query
 from sessions.filters import Filters
 from teams.access import Access
@@ -183,28 +183,27 @@ def _hnsw(
     where = message_where(access, filters)
     fetch = math.ceil(chunk_limit * overfetch)
     teams, team_params = team_condition(access, "c")  # a team's own graph, when it has one
-    with transaction.atomic(), connection.cursor() as cursor:
-        ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
-        # The planner still prefers "team index + sort" for most big teams, which reads every
-        # chunk of the team: make the sort look unaffordable. One round trip for the four.
-        cursor.execute(
-            "SET LOCAL hnsw.iterative_scan = relaxed_order;"
-            f" SET LOCAL hnsw.ef_search = {ef_search};"
-            f" SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES};"
-            " SET LOCAL enable_sort = off"
-        )
-        cursor.execute(
-            "WITH nn AS MATERIALIZED ("
-            " SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"
-            f" FROM agent_sessions_messagechunk c WHERE {teams}"
-            " ORDER BY c.embedding <=> %s::vector LIMIT %s)"
-            " SELECT nn.id, nn.message_id, nn.session_id, nn.distance FROM nn"
-            " JOIN agent_sessions_session s ON s.id = nn.session_id"
-            " JOIN agent_sessions_message m ON m.id = nn.message_id"
-            f" WHERE {where.sql}",
-            [vector, *team_params, vector, fetch, *where.params],
-        )
-        rows = cursor.fetchall()
+    ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
+    # The planner still prefers "team index + sort" for most big teams, which reads every
+    # chunk of the team: make the sort look unaffordable.
+    plan = {
+        "hnsw.iterative_scan": "relaxed_order",
+        "hnsw.ef_search": ef_search,
+        "hnsw.max_scan_tuples": HNSW_MAX_SCAN_TUPLES,
+        "enable_sort": "off",
+    }
+    rows = one_trip.fetch_all(
+        "WITH nn AS MATERIALIZED ("
+        " SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"
+        f" FROM agent_sessions_messagechunk c WHERE {teams}"
+        " ORDER BY c.embedding <=> %s::vector LIMIT %s)"
+        " SELECT nn.id, nn.message_id, nn.session_id, nn.distance FROM nn"
+        " JOIN agent_sessions_session s ON s.id = nn.session_id"
+        " JOIN agent_sessions_message m ON m.id = nn.message_id"
+        f" WHERE {where.sql}",
+        [vector, *team_params, vector, fetch, *where.params],
+        plan,
+    )
     return rows if len(rows) >= chunk_limit else None
 
 

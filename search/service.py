@@ -115,24 +115,35 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
                 message_id, ranking.Candidate(message_id, session_id=session_id)
             )
             c.rank_extra = rank
+    # What each candidate is (its kind and author) and its session's lifecycle, read on a
+    # second connection while this one completes each side's measures.
+    intent = query_intent.intent_of(request.query)
+    facts = parallel.beside(_candidate_facts, list(candidates), _quoted_phrases(intent))
     if mode == "hybrid":
-        # Each side's measure for the other side's finds, so relevance is complete.
+        # Each side's measure for the other side's finds, so relevance is complete: the
+        # keyword scores on a second connection while this one computes the distances.
+        missing_keywords = [c.message_id for c in candidates.values() if c.rank_keyword is None]
+        keyword_scores = parallel.beside(keyword.scores_for, kquery, idfs, missing_keywords)
         missing_vectors = [c.message_id for c in candidates.values() if c.similarity is None]
         for message_id, hit in semantic.distances_for(vector, missing_vectors).items():
             candidates[message_id].chunk_id = hit.chunk_id
             candidates[message_id].similarity = hit.similarity
-        missing_keywords = [c.message_id for c in candidates.values() if c.rank_keyword is None]
-        for message_id, score in keyword.scores_for(kquery, idfs, missing_keywords).items():
+        for message_id, score in keyword_scores.result().items():
             candidates[message_id].keyword_score = score.score
             candidates[message_id].coverage = score.coverage
 
     # Both sides say which session a message is in; a session deleted since is dropped when
     # the chosen messages are loaded.
-    intent = _kinds_and_authors(candidates, query_intent.intent_of(request.query))
+    kinds, quoted_in_output, lifecycles = facts.result()
+    for message_id, (kind, author) in kinds.items():
+        candidates[message_id].kind = kind
+        candidates[message_id].author = author
+    if quoted_in_output:
+        intent = replace(intent, wants_output=True)
+    for message_id, key in _copy_keys(list(candidates.values())).items():
+        candidates[message_id].copy_key = key
     ranked = ranking.score(list(candidates.values()), mode, intent)
-    ranked = ranking.adjust_for_lifecycle(
-        ranked, _lifecycle_states({c.session_id for c in ranked}), recency=request.recency
-    )
+    ranked = ranking.adjust_for_lifecycle(ranked, lifecycles, recency=request.recency)
     ranked = _speaker_focus(ranked, request.query, {e.speaker for e in named})
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
@@ -147,9 +158,11 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     else:
         chosen = ranked[: request.limit]
 
-    messages = _load_messages([c.message_id for c in chosen])
+    # The snippets on a second connection while this one loads the messages.
     spans = {c.message_id: c.chunk_id for c in chosen}
-    texts = snippets(list(spans.items()), kquery.any_term)
+    snippets_beside = parallel.beside(snippets, list(spans.items()), kquery.any_term)
+    messages = _load_messages([c.message_id for c in chosen])
+    texts = snippets_beside.result()
     hits = {
         c.message_id: _hit(c, messages[c.message_id], texts)
         for c in chosen
@@ -237,41 +250,55 @@ def _load_messages(message_ids: list[int]) -> dict[int, Message]:
     return {m.id: m for m in rows}
 
 
-def _kinds_and_authors(
-    candidates: dict[int, ranking.Candidate], intent: query_intent.QueryIntent
-) -> query_intent.QueryIntent:
-    """Set each candidate's kind and author, and the copy key of those that may be copies
-    (``ranking.copy_suspects``: only their content is read), in one query on the primary
-    key; return ``intent``, asking for output too when a quoted phrase of the question
-    occurs in a candidate that is tool output or a console line."""
-    if not candidates:
-        return intent
-    phrases = [p.lower() for p in intent.quoted] if not intent.wants_output else []
-    quoted_sql = " OR ".join("strpos(lower(content), %s) > 0" for _ in phrases) or "false"
-    suspects = [c.message_id for c in ranking.copy_suspects(list(candidates.values()))]
+def _quoted_phrases(intent: query_intent.QueryIntent) -> list[str]:
+    """The question's quoted phrases that, found in tool output or a console line, make it
+    ask for output (none when it already does)."""
+    return [p.lower() for p in intent.quoted] if not intent.wants_output else []
+
+
+def _candidate_facts(
+    message_ids: list[int], phrases: list[str]
+) -> tuple[dict[int, tuple[str, str]], bool, dict[int, tuple[str, float]]]:
+    """In one query on the primary keys: each message's kind and author (``""`` for tool
+    messages, never a named speaker); whether a quoted ``phrases`` occurs in one that is
+    tool output or a console line; and each of their sessions' (lifecycle, decay
+    priority)."""
+    if not message_ids:
+        return {}, False, {}
+    quoted_sql = " OR ".join("strpos(lower(m.content), %s) > 0" for _ in phrases) or "false"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, kind, CASE WHEN role = 'tool' THEN '' ELSE author END,"
-            f" kind IN ('tool_output', 'console') AND ({quoted_sql}),"
-            " CASE WHEN id = ANY(%s) AND kind = ANY(%s)"
-            " THEN role || ':' || author || ':' || md5(content) END"
-            " FROM agent_sessions_message WHERE id = ANY(%s)",
-            [*phrases, suspects, list(ranking.COPIES_COLLAPSE), list(candidates)],
+            "SELECT m.id, m.kind, CASE WHEN m.role = 'tool' THEN '' ELSE m.author END,"
+            f" m.kind IN ('tool_output', 'console') AND ({quoted_sql}),"
+            " s.id, s.lifecycle, s.decay_priority"
+            " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
+            " WHERE m.id = ANY(%s)",
+            [*phrases, message_ids],
         )
-        quoted_in_output = False
-        for message_id, kind, author, holds_phrase, copy_key in cursor.fetchall():
-            candidates[message_id].kind = kind
-            candidates[message_id].author = author
-            candidates[message_id].copy_key = copy_key
-            quoted_in_output = quoted_in_output or holds_phrase
-    return replace(intent, wants_output=True) if quoted_in_output else intent
+        rows = cursor.fetchall()
+    kinds = {message_id: (kind, author) for message_id, kind, author, *_ in rows}
+    quoted_in_output = any(row[3] for row in rows)
+    lifecycles = {row[4]: (row[5], row[6]) for row in rows}
+    return kinds, quoted_in_output, lifecycles
 
 
-def _lifecycle_states(session_ids: set[int]) -> dict[int, tuple[str, float]]:
-    rows = Session.objects.filter(pk__in=session_ids).values_list(
-        "pk", "lifecycle", "decay_priority"
-    )
-    return {pk: (lifecycle, priority) for pk, lifecycle, priority in rows}
+def _copy_keys(candidates: list[ranking.Candidate]) -> dict[int, str]:
+    """The copy key (role, author, digest of the content) of the candidates that may be
+    copies (``ranking.copy_suspects``: their similarities must be known) among the kinds that
+    collapse (``ranking.COPIES_COLLAPSE``: their kinds must be known); only their content is
+    read, and only when there are some."""
+    suspects = [
+        c.message_id for c in ranking.copy_suspects(candidates) if c.kind in ranking.COPIES_COLLAPSE
+    ]
+    if not suspects:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, role || ':' || author || ':' || md5(content)"
+            " FROM agent_sessions_message WHERE id = ANY(%s)",
+            [suspects],
+        )
+        return dict(cursor.fetchall())
 
 
 def _hit(c: ranking.Candidate, message: Message, texts: dict[int, Snippet]) -> MessageHit:

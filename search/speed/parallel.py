@@ -4,7 +4,10 @@ A hybrid search has two independent halves: the keyword side (SQL only) and the 
 (embed the query, then SQL). Run one after the other they add up; on two cores, with
 PostgreSQL doing the keyword work in one backend while this process embeds the query and
 another backend scans vectors, the request takes about the longer of the two
-(``bench/search_speed.py`` measures it).
+(``bench/search_speed.py`` measures it). Later independent statements go the same way: the
+keyword scores of the vector side's finds and the candidates' kinds beside the distances of
+the keyword side's finds, the snippets beside the loading of the chosen messages
+(``search/service.py``).
 
 The second half runs in a small thread pool; each pool thread has its own Django connection
 (connections are per thread), checked like a request's before each use. When the calling

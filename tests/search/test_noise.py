@@ -135,23 +135,23 @@ def test_min_relevance_keeps_what_is_shown_at_or_above_it(project, noisy):
 
 
 def test_a_quoted_phrase_asks_for_output_only_when_output_holds_it(noisy):
-    from search import ranking
     from search.query_intent import intent_of
-    from search.service import _kinds_and_authors
+    from search.service import _candidate_facts, _quoted_phrases
 
     messages = dict(Message.objects.filter(session=noisy).values_list("seq", "id"))
 
     def asked(query):
-        candidates = {i: ranking.Candidate(i, session_id=noisy.pk) for i in messages.values()}
-        intent = _kinds_and_authors(candidates, intent_of(query))
-        return intent, {seq: candidates[i].kind for seq, i in messages.items()}
+        phrases = _quoted_phrases(intent_of(query))
+        kinds, quoted_in_output, lifecycles = _candidate_facts(list(messages.values()), phrases)
+        assert set(lifecycles) == {noisy.pk}
+        return quoted_in_output, {seq: kinds[i][0] for seq, i in messages.items()}
 
     found, kinds = asked('where did we see "using 1024 TOKENS"')
-    assert found.wants_output
+    assert found
     assert kinds[1] == MessageKind.CONSOLE and kinds[4] == MessageKind.TOOL_OUTPUT
     assert kinds[3] == MessageKind.PROSE
     # A phrase that only prose holds asks for nothing more.
-    assert not asked('who said "stored hashed in Redis"')[0].wants_output
+    assert not asked('who said "stored hashed in Redis"')[0]
 
 
 INSTRUCTIONS = (
