@@ -241,18 +241,12 @@ MESSAGES = "agent_sessions_message"
 
 
 def context_expression() -> str:
-    """The SQL expression of a message's keyword context, taken from the capture path's own
-    ``sessions.capture.keyword_context.CONTEXT_SQL``
-    (a window ``w`` over the session's messages ``m``,
-    its session ``s``), so that the loaded rows get what captured ones would."""
-    from sessions.capture import keyword_context as neighbours
+    """The SQL expression of a message's keyword context as a window ``w`` over the session's
+    messages ``m`` and its session ``s`` (``sessions.capture.keyword_context.WINDOW_CONTEXT``),
+    so that the loaded rows get what captured ones would."""
+    from sessions.capture.keyword_context import WINDOW_CONTEXT
 
-    match = re.search(r"SELECT m\.id, m\.seq,\s*(.*?)\s+AS context", neighbours.CONTEXT_SQL, re.S)
-    if not match:
-        raise SystemExit(
-            "cannot find the context expression in sessions.capture.keyword_context.CONTEXT_SQL"
-        )
-    return match.group(1)
+    return WINDOW_CONTEXT
 
 
 def drop_search_indexes(conn, folder: Path) -> list[tuple[str, str]]:

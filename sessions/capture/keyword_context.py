@@ -94,6 +94,18 @@ WHERE m.session_id = %(session)s AND m.seq >= %(first)s - 1
 """
 
 
+# The same context written as a window over a session's messages ``m`` joined to their
+# session ``s`` (``WINDOW w AS (PARTITION BY m.session_id ORDER BY m.seq)``): how a bulk load
+# computes it for many sessions in one statement (bench/search_speed.py loads 1M messages
+# with it). Capture must not use it (see above); tests check that both give the same vectors.
+WINDOW_CONTEXT = f"""concat_ws(E'\\n',
+    to_char(coalesce(m.timestamp, s.started_at), 'DD FMMonth YYYY'),
+    regexp_replace(rtrim(s.metadata->>'cwd', '/\\'), '^.*[/\\\\]', ''),
+    lag({LINE}, 2) OVER w, lag({LINE}, 1) OVER w,
+    coalesce(nullif(m.author, ''), m.role),
+    lead({LINE}, 1) OVER w)"""
+
+
 def index_context(session_id: int, first_seq: int, through: int | None = None) -> None:
     """Set the context vector of the session's messages from ``first_seq`` on (up to
     ``through``, when given), and of the one before (its next message has just arrived, or

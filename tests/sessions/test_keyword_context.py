@@ -14,20 +14,27 @@ from django.db import connection
 from django.utils import timezone
 
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
-from sessions.capture.keyword_context import BEFORE, CONTEXT_SQL, LINE, index_context
+from sessions.capture.keyword_context import (
+    BEFORE,
+    CONTEXT_SQL,
+    LINE,
+    WINDOW_CONTEXT,
+    index_context,
+)
 from sessions.capture.service import append_messages, capture_session
 from sessions.models import SEARCH_CONFIG, Message, Session
 
 pytestmark = pytest.mark.django_db
 
 # The definition, written the other way: a window over the whole session.
-EXPECTED_SQL = f"""
-SELECT m.seq, m.context_vector = to_tsvector('{SEARCH_CONFIG}', concat_ws(E'\\n',
+DEFINITION = f"""concat_ws(E'\\n',
     to_char(coalesce(m.timestamp, s.started_at), 'DD FMMonth YYYY'),
     (regexp_match(s.metadata->>'cwd', '([^/\\\\]+)[/\\\\]*$'))[1],
     lag({LINE}, 2) OVER w, lag({LINE}, 1) OVER w,
     coalesce(nullif(m.author, ''), m.role),
-    lead({LINE}, 1) OVER w))
+    lead({LINE}, 1) OVER w)"""
+EXPECTED_SQL = f"""
+SELECT m.seq, m.context_vector = to_tsvector('{SEARCH_CONFIG}', {{context}})
 FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id
 WHERE m.session_id = %s WINDOW w AS (ORDER BY m.seq) ORDER BY m.seq
 """
@@ -47,9 +54,14 @@ def parsed(texts: list[tuple[str, str]], *, timestamps: bool = True) -> list[Par
 
 
 def mismatches(session: Session) -> list[int]:
-    with connection.cursor() as cursor:
-        cursor.execute(EXPECTED_SQL, [session.pk])
-        return [seq for seq, equal in cursor.fetchall() if not equal]
+    """The seqs whose stored context differs from the definition, or from the window form
+    bulk loads use (``WINDOW_CONTEXT``)."""
+    out = []
+    for context in (DEFINITION, WINDOW_CONTEXT):
+        with connection.cursor() as cursor:
+            cursor.execute(EXPECTED_SQL.format(context=context), [session.pk])
+            out += [seq for seq, equal in cursor.fetchall() if not equal]
+    return out
 
 
 def test_each_context_is_its_date_neighbours_and_speaker_after_captures_appends_and_removals(
