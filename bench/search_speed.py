@@ -880,17 +880,23 @@ def explain(statements: list[Statement], target: Statement, *, analyze: bool = T
     """EXPLAIN (ANALYZE) of ``target``, after the ``SET LOCAL``s its request ran before it."""
     from django.db import connection, transaction
 
+    def leading_sets(sql: str) -> tuple[list[str], str]:
+        # Settings sent with a statement (search/speed/one_trip.py) lead its text.
+        heads = []
+        while sql.lstrip().upper().startswith("SET LOCAL"):
+            head, sql = sql.split(";", 1)
+            heads.append(head)
+        return heads, sql
+
     sets = []
     for s in statements:
         if s is target:
             break
-        if s.sql.lstrip().upper().startswith("SET LOCAL"):
-            sets.append(s.sql)
-    # Settings sent with the statement itself (search/speed/one_trip.py) lead its text.
-    sql = target.sql
-    while sql.lstrip().upper().startswith("SET LOCAL"):
-        head, sql = sql.split(";", 1)
-        sets.append(head)
+        heads, rest = leading_sets(s.sql)
+        if not rest.strip():  # a SET LOCAL of its own, in force for the rest of the transaction
+            sets += heads
+    heads, sql = leading_sets(target.sql)
+    sets += heads
     with transaction.atomic(), connection.cursor() as cursor:
         for setting in sets:
             cursor.execute(setting)
