@@ -265,10 +265,13 @@ class Session(Enrichable, TeamOwned):
             ),
             models.Index(fields=["project", "agent_name"], name="session_project_agent_idx"),
             models.Index(fields=["deleted_at"], name="session_deleted_idx"),
+            # Not on updated_at, which every append changes: an update that changes no
+            # indexed column can be HOT (no new entry in any index, the embedding's HNSW
+            # graph included); the sessions waiting for enrichment are few, and sorted.
             models.Index(
-                fields=["enrichment_status", "updated_at"],
+                fields=["enrichment_status"],
                 condition=~models.Q(enrichment_status="done"),
-                name="session_enrich_todo_idx",
+                name="session_enrich_pending_idx",
             ),
             GinIndex(fields=["topics"], name="session_topics_gin"),
             _embedding_index("session_embedding_hnsw"),
