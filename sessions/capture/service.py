@@ -34,6 +34,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from sessions.capture.bulk_insert import insert_rows
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import index_context
 from sessions.capture.message_kind import kind_of
@@ -61,7 +62,6 @@ from teams.models import Project
 
 logger = logging.getLogger(__name__)
 
-BULK_BATCH = 2000
 NOTHING_TO_COMPACT = "every message in it is from the last 24 hours, pinned or already compacted"
 TITLE_CHARS = 120
 
@@ -349,7 +349,7 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     _make_room(result, added_bytes)
     for row, tokens in zip(rows, count_tokens([row.content for row in rows]), strict=True):
         row.token_count = tokens
-    result.added = Message.objects.bulk_create(rows, batch_size=BULK_BATCH)
+    result.added = insert_rows(rows)
     index_context(session.pk, next_seq)
 
     timestamps = [row.timestamp for row in rows if row.timestamp is not None]
