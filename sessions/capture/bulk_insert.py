@@ -11,7 +11,8 @@ zipped back into rows by ``unnest`` (docs/benchmarks.md, "Capture and appends"):
 
 Each value is prepared as ``bulk_create`` prepares it (``pre_save``, ``get_db_prep_save``),
 columns with a database default that no row sets are left to it, and the rows get their ids
-in their order, as ``bulk_create`` gives them.
+in their order, as ``bulk_create`` gives them. Rows go in batches of ``BATCH`` (as
+``bulk_create``'s did), so no array outgrows what one value may hold (1 GB) on a huge import.
 """
 
 from __future__ import annotations
@@ -20,11 +21,17 @@ from django.db import connection
 from django.db.models import Model
 from django.db.models.expressions import DatabaseDefault
 
+BATCH = 2000
+
 
 def insert_rows(rows: list[Model]) -> list[Model]:
     """Insert ``rows`` (unsaved instances of one model) and set their primary keys."""
-    if not rows:
-        return rows
+    for first in range(0, len(rows), BATCH):
+        _insert(rows[first : first + BATCH])
+    return rows
+
+
+def _insert(rows: list[Model]) -> None:
     meta = rows[0]._meta
     columns, arrays, casts = [], [], []
     for field in meta.concrete_fields:
@@ -53,4 +60,3 @@ def insert_rows(rows: list[Model]) -> list[Model]:
         row.pk = pk
         row._state.adding = False
         row._state.db = connection.alias
-    return rows

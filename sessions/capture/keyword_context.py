@@ -40,10 +40,11 @@ NEIGHBOUR_CHARS = 1000  # of each neighbour: questions are short; tool output is
 # A neighbour as "<author or role>: <text>" (who said it is part of what people ask).
 LINE = f"coalesce(nullif(m.author, ''), m.role) || ': ' || left(m.content, {NEIGHBOUR_CHARS})"
 
-# The session's working folder (its ``cwd``'s last part), as written in the context.
+# The working folder (the last part of its ``cwd``) of the session row ``{s}``; and of the
+# captured messages' session, as written in their context.
+FOLDER_OF = "regexp_replace(rtrim({s}.metadata->>'cwd', '/\\'), '^.*[/\\\\]', '')"
 FOLDER = (
-    "(SELECT regexp_replace(rtrim(s.metadata->>'cwd', '/\\'), '^.*[/\\\\]', '')"
-    " FROM agent_sessions_session s WHERE s.id = %(session)s)"
+    f"(SELECT {FOLDER_OF.format(s='s')} FROM agent_sessions_session s WHERE s.id = %(session)s)"
 )
 
 # What a message is ranked on (search/keyword.py): its own words weighted A, then its
@@ -100,7 +101,7 @@ WHERE m.session_id = %(session)s AND m.seq >= %(first)s - 1
 # with it). Capture must not use it (see above); tests check that both give the same vectors.
 WINDOW_CONTEXT = f"""concat_ws(E'\\n',
     to_char(coalesce(m.timestamp, s.started_at), 'DD FMMonth YYYY'),
-    regexp_replace(rtrim(s.metadata->>'cwd', '/\\'), '^.*[/\\\\]', ''),
+    {FOLDER_OF.format(s="s")},
     lag({LINE}, 2) OVER w, lag({LINE}, 1) OVER w,
     coalesce(nullif(m.author, ''), m.role),
     lead({LINE}, 1) OVER w)"""

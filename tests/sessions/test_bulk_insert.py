@@ -61,3 +61,16 @@ def test_insert_rows_stores_what_bulk_create_stores(project):
         row["seq"] -= 3
     assert mine == django
     assert insert_rows([]) == []
+
+
+def test_insert_rows_goes_in_batches_and_keeps_the_order(project, monkeypatch):
+    from sessions.capture import bulk_insert
+
+    monkeypatch.setattr(bulk_insert, "BATCH", 2)
+    session = Session.objects.create(team=project.team, project=project, agent_name="dev")
+    rows = insert_rows(messages(session, 0) + messages(session, 3)[:2])
+    assert [row.seq for row in rows] == [0, 1, 2, 3, 4]
+    ids = [row.pk for row in rows]
+    assert ids == sorted(ids) and len(set(ids)) == 5
+    stored = dict(Message.objects.filter(session=session).values_list("id", "seq"))
+    assert [stored[pk] for pk in ids] == [0, 1, 2, 3, 4]
