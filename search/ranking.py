@@ -107,7 +107,7 @@ class Candidate:
     kind: str = "prose"  # sessions.models.MessageKind
     author: str = ""  # who wrote it; "" for tool messages (never a named speaker)
     # Its role, author and content digest: equal for copies of one text. Set only for
-    # candidates whose best chunk ties another's (see ``copy_suspects``).
+    # the candidates ``copy_suspects`` names.
     copy_key: str | None = None
 
 
@@ -208,14 +208,19 @@ def score(
 
 
 def copy_suspects(candidates: list[Candidate]) -> list[Candidate]:
-    """Candidates that may be copies of one another: those whose best chunk is exactly as
-    close to the query as another candidate's. The same text by the same author embeds to
-    the same vector, so a copy always ties; a tie of different texts is rare, and their
-    digests (``copy_key``) tell them apart."""
+    """Candidates of the kinds that collapse (``COPIES_COLLAPSE``) that may be copies of one
+    another: those whose best chunk is exactly as close to the query as another candidate's.
+    The same text by the same author embeds to the same vector, so an embedded copy always
+    ties; a tie of different texts is rare, and their digests (``copy_key``) tell them apart.
+    A message the pipeline has not embedded yet has no similarity to tie, so while one of
+    them is among these kinds (a file just imported, a backlog, keyword-only search) all of
+    them are suspects: a prompt injected into ten fresh sessions is still one text."""
+    collapsing = [c for c in candidates if c.kind in COPIES_COLLAPSE]
+    if any(c.similarity is None for c in collapsing):
+        return collapsing
     ties: dict[float, list[Candidate]] = {}
-    for c in candidates:
-        if c.similarity is not None:
-            ties.setdefault(round(c.similarity, 5), []).append(c)
+    for c in collapsing:
+        ties.setdefault(round(c.similarity, 5), []).append(c)
     return [c for group in ties.values() if len(group) > 1 for c in group]
 
 

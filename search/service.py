@@ -284,12 +284,9 @@ def _candidate_facts(
 
 def _copy_keys(candidates: list[ranking.Candidate]) -> dict[int, str]:
     """The copy key (role, author, digest of the content) of the candidates that may be
-    copies (``ranking.copy_suspects``: their similarities must be known) among the kinds that
-    collapse (``ranking.COPIES_COLLAPSE``: their kinds must be known); only their content is
+    copies (``ranking.copy_suspects``; their kinds must be known); only their content is
     read, and only when there are some."""
-    suspects = [
-        c.message_id for c in ranking.copy_suspects(candidates) if c.kind in ranking.COPIES_COLLAPSE
-    ]
+    suspects = [c.message_id for c in ranking.copy_suspects(candidates)]
     if not suspects:
         return {}
     with connection.cursor() as cursor:

@@ -162,7 +162,8 @@ INSTRUCTIONS = (
 
 def test_a_text_injected_into_every_session_is_shown_once(project):
     """The same AGENTS.md in five sessions is one result, the best-placed copy, so the
-    answer that only one session holds is not pushed off the first page by copies."""
+    answer that only one session holds is not pushed off the first page by copies: as soon
+    as the sessions are captured (the pipeline has not embedded them yet) and after."""
     for day in range(5):
         capture(
             project,
@@ -179,23 +180,36 @@ def test_a_text_injected_into_every_session_is_shown_once(project):
         ],
         agent="booking",
     )
-    embed_all()
     assert Message.objects.filter(content=INSTRUCTIONS).count() == 6
-    for options in ({}, {"group": "true"}, {"mode": "semantic"}, {"mmr": "true"}):
+
+    def assert_shown_once(options):
         body = client_for(project).get(
             "/api/v1/search", {"q": "how did we refund the fare?", "limit": 5, **options}
         )
         assert body.status_code == 200, body.content
         found = [(hit["session"]["id"], hit["message"]["seq"]) for hit in body.json()["results"]]
         assert len([seq for _, seq in found if seq == 0]) == 1, (options, found)
-        assert (answer.public_id, 2) in found, (options, found)
+        assert any(session == answer.public_id for session, _ in found), (options, found)
+        return found
+
+    for options in ({}, {"mode": "keyword"}):
+        assert_shown_once(options)  # nothing embedded yet
+    embed_all()
+    for options in (
+        {},
+        {"group": "true"},
+        {"mode": "semantic"},
+        {"mode": "keyword"},
+        {"mmr": "true"},
+    ):
+        assert (answer.public_id, 2) in assert_shown_once(options), options
 
 
 def test_copies_are_the_same_text_by_the_same_author():
     from search import ranking
 
-    def candidate(message_id, similarity, key):
-        c = ranking.Candidate(message_id, session_id=message_id, similarity=similarity)
+    def candidate(message_id, similarity, key, kind="injected"):
+        c = ranking.Candidate(message_id, session_id=message_id, similarity=similarity, kind=kind)
         c.copy_key = key
         return c
 
@@ -207,5 +221,9 @@ def test_copies_are_the_same_text_by_the_same_author():
         candidate(5, 0.5, "system::b2"),  # a different text that happens to tie
     ]
     assert [c.message_id for c in ranking.without_copies(ranked)] == [1, 3, 4, 5]
-    suspects = ranking.copy_suspects([*ranked, ranking.Candidate(6, similarity=None)])
-    assert sorted(c.message_id for c in suspects) == [1, 2, 3, 5]
+    prose = candidate(6, 0.5, None, kind="prose")  # ties, but prose never collapses
+    assert sorted(c.message_id for c in ranking.copy_suspects([*ranked, prose])) == [1, 2, 3, 5]
+    # Not embedded yet: no similarity to tie, so every candidate of the kinds is a suspect.
+    fresh = candidate(7, None, None, kind="console")
+    suspects = ranking.copy_suspects([*ranked, prose, fresh])
+    assert sorted(c.message_id for c in suspects) == [1, 2, 3, 4, 5, 7]
