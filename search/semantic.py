@@ -207,48 +207,6 @@ def _hnsw(
     return rows if len(rows) >= chunk_limit else None
 
 
-def nearest_of_speakers(
-    vector: str,
-    access: Access,
-    filters: Filters,
-    first_words: list[str],
-    speakers: list[str],
-    limit: int,
-) -> dict[int, VectorHit]:
-    """Up to ``limit`` nearest messages (by their best chunk) of the speakers a query names:
-    the authors whose name's first word is one of ``first_words`` (casefolded, as
-    ``search/speakers.py`` reads a name), or one of ``speakers`` (named by an alias). An
-    exact scan of the scope's messages by those authors; tool messages are no speaker's."""
-    if not first_words and not speakers:
-        return {}
-    where = message_where(access, filters)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.id, c.message_id, c.session_id, c.embedding <=> %s::vector AS distance"
-            " FROM agent_sessions_messagechunk c"
-            " JOIN agent_sessions_session s ON s.id = c.session_id"
-            " JOIN agent_sessions_message m ON m.id = c.message_id"
-            f" WHERE c.team_id = ANY(%s) AND {where.sql} AND m.role <> 'tool'"
-            " AND (lower(substring(m.author from %s)) = ANY(%s) OR m.author = ANY(%s))"
-            " ORDER BY (c.embedding <=> %s::vector) + 0 LIMIT %s",
-            [
-                vector,
-                list(access.team_ids),
-                *where.params,
-                r"^\w+",
-                list(first_words),
-                list(speakers),
-                vector,
-                limit * 2,
-            ],
-        )
-        rows = cursor.fetchall()
-    best: dict[int, VectorHit] = {}
-    for chunk_id, message_id, session_id, distance in rows:
-        best.setdefault(message_id, VectorHit(chunk_id, distance, session_id))
-    return dict(list(best.items())[:limit])
-
-
 def distances_for(vector: str, message_ids: list[int]) -> dict[int, VectorHit]:
     """Best-chunk distance of given messages (found by the keyword side)."""
     if not message_ids:

@@ -3,16 +3,13 @@ builder use. See ``keyword.py``, ``semantic.py`` and ``ranking.py`` for the part
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 from django.db import connection
 
-from search import aliases, extra_keys, feedback, keyword, query_intent, ranking, semantic, speakers
+from search import aliases, extra_keys, keyword, query_intent, ranking, semantic, speakers
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
@@ -99,17 +96,10 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     if mode != "keyword":
         vector = semantic.query_vector(aliases.semantic_text(request.query, named))
         vector_path = semantic.vector_path(access, documents)
-        own = _own_messages_beside(vector, access, filters, documents, request.query, named)
         nearest = semantic.candidates(vector, access, filters, pool, documents)
         for rank, (message_id, hit) in enumerate(nearest.items(), start=1):
             candidates[message_id] = ranking.Candidate(
                 message_id, hit.chunk_id, hit.session_id, hit.similarity, rank_vector=rank
-            )
-        # A named speaker's nearest messages beyond the scope-wide nearest: candidates too.
-        for message_id, hit in own.result().items():
-            candidates.setdefault(
-                message_id,
-                ranking.Candidate(message_id, hit.chunk_id, hit.session_id, hit.similarity),
             )
     kquery, matches, idfs = keyword_side.result()
     if mode != "semantic":
@@ -152,10 +142,9 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
         intent = replace(intent, wants_output=True)
     for message_id, key in _copy_keys(list(candidates.values())).items():
         candidates[message_id].copy_key = key
-    aliased = {e.speaker for e in named}
-    ranked = _ranked(list(candidates.values()), mode, intent, lifecycles, request, aliased)
-    if vector is not None and feedback.enabled():
-        ranked = _with_feedback(ranked, vector, mode, intent, lifecycles, request, aliased)
+    ranked = ranking.score(list(candidates.values()), mode, intent)
+    ranked = ranking.adjust_for_lifecycle(ranked, lifecycles, recency=request.recency)
+    ranked = _speaker_focus(ranked, request.query, {e.speaker for e in named})
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
@@ -226,80 +215,6 @@ def _keyword_side(
         return kquery, {}, []
     matches, idfs = keyword.candidates(kquery, access, filters, pool, documents)
     return kquery, matches, idfs
-
-
-def _ranked(
-    candidates: list[ranking.Candidate],
-    mode: str,
-    intent: query_intent.QueryIntent,
-    lifecycles: dict[int, tuple[str, float]],
-    request: SearchRequest,
-    aliased: set[str],
-) -> list[ranking.Candidate]:
-    """The one score, the sessions' lifecycles and the named speakers' focus, best first."""
-    ranked = ranking.score(candidates, mode, intent)
-    ranked = ranking.adjust_for_lifecycle(ranked, lifecycles, recency=request.recency)
-    return _speaker_focus(ranked, request.query, aliased)
-
-
-def _with_feedback(
-    ranked: list[ranking.Candidate],
-    vector: str,
-    mode: str,
-    intent: query_intent.QueryIntent,
-    lifecycles: dict[int, tuple[str, float]],
-    request: SearchRequest,
-    aliased: set[str],
-) -> list[ranking.Candidate]:
-    """``ranked`` scored again with each candidate's similarity to the query vector moved
-    towards its best candidates' (search/feedback.py)."""
-    pool = ranked
-    if feedback.NAMED_ONLY:
-        authors = {c.author for c in ranked if c.author}
-        named = speakers.named(request.query, authors) | (aliased & authors)
-        if not named:
-            return ranked
-        pool = [c for c in ranked if c.author in named]
-    best = [c.chunk_id for c in pool[: feedback.DOCS] if c.chunk_id]
-    query = np.asarray(json.loads(vector), dtype=np.float32)
-    moved = feedback.expanded(query, list(semantic.chunk_vectors(best).values()))
-    if moved is None:
-        return ranked
-    hits = semantic.distances_for(semantic.vector_literal(moved), [c.message_id for c in ranked])
-    for c in ranked:
-        hit = hits.get(c.message_id)
-        if hit is not None and (
-            feedback.COMBINE == "replace" or c.similarity is None or hit.similarity > c.similarity
-        ):
-            c.chunk_id, c.similarity = hit.chunk_id, hit.similarity
-    return _ranked(ranked, mode, intent, lifecycles, request, aliased)
-
-
-def _own_messages_beside(
-    vector: str,
-    access: Access,
-    filters: Filters,
-    documents: int,
-    query: str,
-    named: tuple[aliases.Expansion, ...],
-) -> Future[dict[int, semantic.VectorHit]]:
-    """The nearest messages of the speakers the query names (by a name's first word or a
-    learned alias), on a second connection while this one scans the scope's vectors: the
-    evidence about a person is often theirs but not among the scope's nearest
-    (search/speakers.py). Only in scopes small enough for an exact scan of them."""
-    if not speakers.OWN_CANDIDATES or documents > speakers.OWN_PASS_MAX_MESSAGES:
-        done: Future[dict[int, semantic.VectorHit]] = Future()
-        done.set_result({})
-        return done
-    return parallel.beside(
-        semantic.nearest_of_speakers,
-        vector,
-        access,
-        filters,
-        sorted(speakers.query_words(query)),
-        sorted({e.speaker for e in named}),
-        speakers.OWN_CANDIDATES,
-    )
 
 
 def _speaker_focus(

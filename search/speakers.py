@@ -23,23 +23,12 @@ from typing import TypeVar
 T = TypeVar("T")
 
 OTHERS_FACTOR = 0.8
-# A named speaker's own nearest messages join the candidates (search/service.py), so their
-# evidence beyond the scope-wide pool can be ranked at all: this many, by an exact scan of
-# their messages, in scopes of up to OWN_PASS_MAX_MESSAGES messages. 0 turns the pass off.
-OWN_CANDIDATES = 100
-OWN_PASS_MAX_MESSAGES = 2_000
 _WORD = re.compile(r"\w+")
-
-
-def query_words(query: str) -> set[str]:
-    """The query's words, casefolded: an author whose name's first word is one of them is
-    named."""
-    return {w.casefold() for w in _WORD.findall(query)}
 
 
 def named(query: str, authors: Iterable[str]) -> set[str]:
     """The ``authors`` the query names: their name's first word is a word of the query."""
-    words = query_words(query)
+    words = {w.casefold() for w in _WORD.findall(query)}
     found = set()
     for author in authors:
         parts = _WORD.findall(author)
