@@ -1,9 +1,11 @@
 """``bench/retrieval.py`` with search constants overridden, for sweeps on a kept database:
 
-    VARIANT="speakers.OWN_CANDIDATES=100;feedback.WEIGHT=0.25" \\
+    VARIANT="speakers.OTHERS_FACTOR=0.7;ranking.SESSION_SUPPORT=0.3" \\
         .venv/bin/python bench/constant_variants.py --sets locomo --keep DIR --no-baselines
 
-Each ``module.NAME=value`` sets ``search.<module>.NAME`` (a Python literal) before the run."""
+Each ``module.NAME=value`` sets ``search.<module>.NAME`` (a Python literal) before the run;
+only what search reads as a module attribute when it runs follows (not a name another
+module imported by value)."""
 
 from __future__ import annotations
 
