@@ -9,6 +9,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from typing import Any
 from memoryapp_client.projects import DIRECTORY_HEADER, directory_slug, header_value
 
 DEFAULT_URL = "http://127.0.0.1:8000"
-RETRIES = 3  # uploads are idempotent (external ids, client ids), so retrying is safe
+# Uploads are idempotent (external ids, client ids: ``capture`` and ``append`` give one to what
+# comes without), so retrying a request whose answer was lost is safe.
+RETRIES = 3
 
 
 class MemoryError(RuntimeError):
@@ -143,10 +146,22 @@ class MemoryClient:
     # -- capture ---------------------------------------------------------------------
 
     def capture(self, **session: Any) -> dict:
-        """POST /api/v1/sessions: a whole session (``messages=[...]`` or ``conversation=...``)."""
+        """POST /api/v1/sessions: a whole session (``messages=[...]`` or ``conversation=...``).
+
+        Without an ``external_id`` one is made here: a retry of a request whose answer was lost
+        (the server stored it, then the connection dropped or timed out) then finds the session
+        it stored instead of storing a second one."""
+        if not session.get("external_id"):
+            session = {**session, "external_id": f"client-{uuid.uuid4().hex}"}
         return self.request("POST", "/api/v1/sessions", json_body=session)
 
     def append(self, session_id: str, messages: list[dict]) -> dict:
+        """POST /api/v1/sessions/{id}/messages. A message without a ``client_id`` is given one
+        here, for the same reason as ``capture``'s external id: a retry stores it once."""
+        messages = [
+            message if message.get("client_id") else {**message, "client_id": uuid.uuid4().hex}
+            for message in messages
+        ]
         return self.request(
             "POST", f"/api/v1/sessions/{session_id}/messages", json_body={"messages": messages}
         )

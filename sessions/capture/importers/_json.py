@@ -11,10 +11,12 @@ from typing import Any
 
 from sessions.capture.sanitize import (
     MAX_JSON_DEPTH,
+    NonFiniteNumber,
     clean_json,
     clean_surrogates,
     could_be_too_deep,
     json_too_deep,
+    load_json,
 )
 
 from ._text import split_lines
@@ -26,8 +28,9 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 def loads_json(text: str, *, line: int | None = None, what: str = "JSON") -> Any:
     """``json.loads`` that reports the line (and column) of the error, refuses nesting
-    deeper than ``MAX_JSON_DEPTH`` (what the code after it can walk), and replaces lone
-    surrogates by U+FFFD.
+    deeper than ``MAX_JSON_DEPTH`` (what the code after it can walk) and numbers that are not
+    finite (``NaN``, ``1e400``: jsonb cannot store them), and replaces lone surrogates by
+    U+FFFD.
 
     Every JSON value an importer reads comes through here, and only a JSON escape
     (``\\ud800``) can put a lone surrogate in a Python string (bytes are decoded strictly):
@@ -35,7 +38,11 @@ def loads_json(text: str, *, line: int | None = None, what: str = "JSON") -> Any
     would fail. Cleaned here, before any importer sees the value.
     """
     try:
-        value = json.loads(text)
+        value = load_json(text)
+    except NonFiniteNumber as exc:
+        raise ImportFormatError(
+            f"invalid {what if line is None else 'JSON'}: {exc}", line=line
+        ) from None
     except json.JSONDecodeError as exc:
         if line is None:
             raise ImportFormatError(

@@ -7,13 +7,16 @@ from typing import Any
 
 import yaml
 
+from sessions.capture.sanitize import NonFiniteNumber, finite_float
+
 from .base import ImportFormatError
 
 
 class TextTimesLoader(yaml.SafeLoader):
     """Times stay text (the reader parses them): YAML's own timestamps lose their zone, and a
     string that merely looks like a date must read back as the string it was.
-    Aliases (``*name``) are refused: nested, a few lines expand to billions of entries."""
+    Aliases (``*name``) are refused: nested, a few lines expand to billions of entries.
+    ``.inf`` and ``.nan`` are refused with their line: jsonb cannot store them."""
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
@@ -22,6 +25,15 @@ class TextTimesLoader(yaml.SafeLoader):
                 None, None, "aliases (*name) are not accepted: write the value out", mark
             )
         return super().compose_node(parent, index)
+
+    def construct_yaml_float(self, node):
+        try:
+            return finite_float(super().construct_yaml_float(node), node.value)
+        except NonFiniteNumber as exc:
+            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from None
+
+
+TextTimesLoader.add_constructor("tag:yaml.org,2002:float", TextTimesLoader.construct_yaml_float)
 
 
 TextTimesLoader.yaml_implicit_resolvers = {
