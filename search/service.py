@@ -221,9 +221,10 @@ def _speaker_focus(
     ranked: list[ranking.Candidate], query: str, aliased: set[str]
 ) -> list[ranking.Candidate]:
     """Other authors' candidates lowered when the query names a speaker, by name or by a
-    learned alias (``aliased``: search/aliases.py); the lowered relevance is the one shown,
-    so the order stays the score's (search/speakers.py)."""
-    if not ranked or speakers.OTHERS_FACTOR == 1.0:
+    learned alias (``aliased``: search/aliases.py), and the speaker's self-statements
+    lifted; the changed relevance is the one shown, so the order stays the score's
+    (search/speakers.py)."""
+    if not ranked or (speakers.OTHERS_FACTOR == 1.0 and speakers.SELF_LIFT == 0.0):
         return ranked
     authors = {c.author for c in ranked if c.author}
     named = speakers.named(query, authors) | (aliased & authors)
