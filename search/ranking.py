@@ -106,6 +106,10 @@ class Candidate:
     relevance: float = 0.0
     kind: str = "prose"  # sessions.models.MessageKind
     author: str = ""  # who wrote it; "" for tool messages (never a named speaker)
+    # Its first 300 characters hold a first-person word; it ends with a question mark
+    # (search/speakers.py: a self-statement of a named speaker is lifted).
+    first_person: bool = False
+    question: bool = False
     # Its role, author and content digest: equal for copies of one text. Set only for
     # the candidates ``copy_suspects`` names.
     copy_key: str | None = None

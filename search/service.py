@@ -135,9 +135,9 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     # Both sides say which session a message is in; a session deleted since is dropped when
     # the chosen messages are loaded.
     kinds, quoted_in_output, lifecycles = facts.result()
-    for message_id, (kind, author) in kinds.items():
-        candidates[message_id].kind = kind
-        candidates[message_id].author = author
+    for message_id, (kind, author, first_person, question) in kinds.items():
+        c = candidates[message_id]
+        c.kind, c.author, c.first_person, c.question = kind, author, first_person, question
     if quoted_in_output:
         intent = replace(intent, wants_output=True)
     for message_id, key in _copy_keys(list(candidates.values())).items():
@@ -221,18 +221,26 @@ def _speaker_focus(
     ranked: list[ranking.Candidate], query: str, aliased: set[str]
 ) -> list[ranking.Candidate]:
     """Other authors' candidates lowered when the query names a speaker, by name or by a
-    learned alias (``aliased``: search/aliases.py); the lowered relevance is the one shown,
-    so the order stays the score's (search/speakers.py)."""
-    if not ranked or speakers.OTHERS_FACTOR == 1.0:
+    learned alias (``aliased``: search/aliases.py), and the speaker's self-statements
+    lifted; the changed relevance is the one shown, so the order stays the score's
+    (search/speakers.py)."""
+    if not ranked or (speakers.OTHERS_FACTOR == 1.0 and speakers.SELF_LIFT == 0.0):
         return ranked
     authors = {c.author for c in ranked if c.author}
     named = speakers.named(query, authors) | (aliased & authors)
     if not named:
         return ranked
-    focused = speakers.focus(ranked, lambda c: c.relevance, lambda c: c.author, named)
+    focused = speakers.focus(
+        ranked, lambda c: c.relevance, lambda c: c.author, named, states_self=_states_self
+    )
     for c, score in focused:
         c.relevance = score
     return [c for c, _ in focused]
+
+
+def _states_self(c: ranking.Candidate) -> bool:
+    """A self-statement (search/speakers.py): a first-person word, and no question."""
+    return c.first_person and not (speakers.SELF_NOT_QUESTION and c.question)
 
 
 def _load_messages(message_ids: list[int]) -> dict[int, Message]:
@@ -258,11 +266,12 @@ def _quoted_phrases(intent: query_intent.QueryIntent) -> list[str]:
 
 def _candidate_facts(
     message_ids: list[int], phrases: list[str]
-) -> tuple[dict[int, tuple[str, str]], bool, dict[int, tuple[str, float]]]:
-    """In one query on the primary keys: each message's kind and author (``""`` for tool
-    messages, never a named speaker); whether a quoted ``phrases`` occurs in one that is
-    tool output or a console line; and each of their sessions' (lifecycle, decay
-    priority)."""
+) -> tuple[dict[int, tuple[str, str, bool, bool]], bool, dict[int, tuple[str, float]]]:
+    """In one query on the primary keys: each message's kind, author (``""`` for tool
+    messages, never a named speaker), whether its first 300 characters hold a first-person
+    word and whether it ends with a question mark (search/speakers.py); whether a quoted
+    ``phrases`` occurs in one that is tool output or a console line; and each of their
+    sessions' (lifecycle, decay priority)."""
     if not message_ids:
         return {}, False, {}
     quoted_sql = " OR ".join("strpos(lower(m.content), %s) > 0" for _ in phrases) or "false"
@@ -270,13 +279,15 @@ def _candidate_facts(
         cursor.execute(
             "SELECT m.id, m.kind, CASE WHEN m.role = 'tool' THEN '' ELSE m.author END,"
             f" m.kind IN ('tool_output', 'console') AND ({quoted_sql}),"
-            " s.id, s.lifecycle, s.decay_priority"
+            " s.id, s.lifecycle, s.decay_priority,"
+            " m.role <> 'tool' AND left(m.content, 300) ~* %s,"
+            " m.role <> 'tool' AND right(m.content, 8) ~ %s"
             " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
             " WHERE m.id = ANY(%s)",
-            [*phrases, message_ids],
+            [*phrases, speakers.FIRST_PERSON, speakers.QUESTION_END, message_ids],
         )
         rows = cursor.fetchall()
-    kinds = {message_id: (kind, author) for message_id, kind, author, *_ in rows}
+    kinds = {row[0]: (row[1], row[2], row[7], row[8]) for row in rows}
     quoted_in_output = any(row[3] for row in rows)
     lifecycles = {row[4]: (row[5], row[6]) for row in rows}
     return kinds, quoted_in_output, lifecycles

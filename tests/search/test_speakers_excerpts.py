@@ -32,6 +32,28 @@ def test_focus_is_a_permutation_sorted_by_a_score_that_only_falls(pairs, named, 
         assert after == before if author in named else after <= before
 
 
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 1, allow_nan=False), st.sampled_from(["Ann", "Bo"]), st.booleans())
+    ),
+    st.floats(0, 1),
+    st.floats(0, 1),
+)
+def test_focus_lifts_only_the_named_speakers_self_statements_within_0_1(rows, factor, lift):
+    ranked = sorted(enumerate(rows), key=lambda p: -p[1][0])
+    out = speakers.focus(
+        ranked, lambda p: p[1][0], lambda p: p[1][1], {"Ann"}, factor, lambda p: p[1][2], lift
+    )
+    assert sorted(p[0] for p, _ in out) == sorted(p[0] for p in ranked)
+    scores = [s for _, s in out]
+    assert scores == sorted(scores, reverse=True)
+    for (_, (before, author, states_self)), after in out:
+        if author == "Ann" and states_self:
+            assert before <= after <= 1.0
+        else:
+            assert after <= before
+
+
 def test_focus_puts_the_named_speaker_above_an_equal_match_by_someone_else():
     ranked = [("other", 1.0, "Bo"), ("named", 0.9, "Ann")]
     out = speakers.focus(ranked, lambda r: r[1], lambda r: r[2], {"Ann"}, 0.8)

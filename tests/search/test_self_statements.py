@@ -1,0 +1,49 @@
+"""A question about a person is answered by what they say about themselves: among the
+named speaker's messages, a self-statement outranks their question on the same topic
+(search/speakers.py), through the API."""
+
+from __future__ import annotations
+
+import pytest
+
+from search import speakers
+from tests.search.corpus import embed_all
+from tests.search.test_aggregate import chat
+from tests.search.test_api import client_for
+
+pytestmark = pytest.mark.django_db
+
+QUESTION = "What does Maya do for a living?"
+STATEMENT = "I work nights as a nurse at the children's hospital."
+HER_QUESTION = "Is your job still fun?"
+FIRST_SEQ = 0  # a message's seq is its place in the chat
+CHAT = [
+    ("Leo", "Hi Maya, long time no see!"),
+    ("Maya", STATEMENT),
+    ("Leo", "Nice, tell me more."),
+    ("Maya", HER_QUESTION),
+    ("Leo", "Most days, yes: I build bookshelves in a small workshop."),
+]
+
+
+def order(client) -> list[str]:
+    response = client.get("/api/v1/search", {"q": QUESTION, "limit": 10})
+    assert response.status_code == 200, response.content
+    results = response.json()["results"]
+    relevances = [r["relevance"] for r in results]
+    assert relevances == sorted(relevances, reverse=True)
+    return [
+        CHAT[r["message"]["seq"] - FIRST_SEQ][1]
+        for r in results
+        if r["message"]["author"] == "Maya"
+    ]
+
+
+def test_a_persons_self_statement_outranks_their_question_on_the_same_topic(project, monkeypatch):
+    chat(project, CHAT, days_ago=1)
+    embed_all()
+    client = client_for(project)
+    assert order(client)[0] == STATEMENT
+    # Without the lift her question, the closer paraphrase, comes first.
+    monkeypatch.setattr(speakers, "SELF_LIFT", 0.0)
+    assert order(client)[0] == HER_QUESTION
