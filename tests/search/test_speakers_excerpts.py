@@ -77,8 +77,15 @@ def test_windows_hold_the_message_before_and_after():
 )
 def test_allocate_never_spends_more_than_the_budget(matches, tokens, frames, budget):
     chosen = excerpts.allocate(excerpts.windows(matches), tokens, frames, budget, gap_tokens=1)
-    spent = sum(frames.get(s, 0) for s in chosen) + sum(
-        tokens[(s, seq)] + 1 for s, seqs in chosen.items() for seq in seqs
+    # What the context shows: each session's frame, its messages, and a "…" between two
+    # runs of consecutive seqs (search/context.py).
+    gaps = sum(
+        sum(1 for seq in seqs if seq - 1 not in seqs) - 1 for seqs in chosen.values() if seqs
+    )
+    spent = (
+        sum(frames.get(s, 0) for s in chosen)
+        + sum(tokens[(s, seq)] for s, seqs in chosen.items() for seq in seqs)
+        + gaps
     )
     assert spent <= budget
     for s, seqs in chosen.items():
