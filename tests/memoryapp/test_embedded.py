@@ -137,6 +137,13 @@ def test_a_users_file_of_the_first_shape_is_read(var):
         assert users == {"pids": [os.getppid()], "owned": []}
 
 
+def python(env: dict, *args: str) -> subprocess.CompletedProcess:
+    """Python run from the repository with ``args`` in ``env``, its output captured."""
+    return subprocess.run(
+        [sys.executable, *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
 @pytest.mark.slow
 def test_start_then_stop_exits_quietly(var):
     """A stop used to end with pgserver's exit hook failing ("Exception ignored in atexit …
@@ -147,14 +154,7 @@ def test_start_then_stop_exits_quietly(var):
     # exec starts the servers in a fresh folder (initdb, then a restart for our settings),
     # runs the command, and stops them, all in one process: every handle it had must go.
     for command in (["exec", "--", "true"], ["start"], ["stop"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "memoryapp.local.embedded", *command],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = python(env, "-m", "memoryapp.local.embedded", *command)
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
 
@@ -182,20 +182,8 @@ def test_a_server_restarted_by_another_process_is_stopped(var):
     env = dict(os.environ, MEMORYAPP_VAR_DIR=str(var))
     env.pop("DATABASE_URL", None)
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", RESTARTED_ELSEWHERE],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = python(env, "-c", RESTARTED_ELSEWHERE)
         assert done.returncode == 0, done.stderr
         assert "running after stop: False" in done.stdout, done.stdout + done.stderr
     finally:
-        subprocess.run(
-            [sys.executable, "-c", STOP],
-            cwd=REPO_ROOT,
-            env=env,
-            timeout=120,
-        )
+        python(env, "-c", STOP)
