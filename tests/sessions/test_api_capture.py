@@ -211,6 +211,35 @@ def test_import_a_real_claude_code_transcript_then_reimport_it(agent, shared_dir
     assert second["duplicates_skipped"] == created["messages_added"]
 
 
+PLAIN = b"User: Where is the deploy script?\nAssistant: In ops/, run it with make deploy."
+OPENAI = json.dumps(
+    {"messages": [{"role": "user", "content": "Where is the deploy script?"}]}
+).encode()
+
+
+@pytest.mark.parametrize("data", [PLAIN, OPENAI], ids=["plain_text", "openai_chat"])
+def test_a_file_whose_format_has_no_ids_imports_once_however_often_it_is_sent(agent, data):
+    """A retry whose answer was lost, or a person uploading the same file twice, stores
+    nothing twice: a session its format gives no id gets one from its content."""
+    first = agent.post("/api/v1/import", data, content_type="application/octet-stream")
+    assert first.status_code == 201, first.json()
+    again = agent.post("/api/v1/import", data, content_type="application/octet-stream")
+    assert again.status_code == 201, again.json()
+    (created,), (resent,) = first.json()["sessions"], again.json()["sessions"]
+    assert resent["id"] == created["id"] and resent["created"] is False
+    assert resent["messages_added"] == 0
+    assert resent["duplicates_skipped"] == created["messages_added"] > 0
+    # Another conversation (here one message longer) is another session.
+    longer = data.replace(b"Where is", b"Hi.\nAssistant: Hello!\nUser: Where is")
+    if data is OPENAI:
+        longer = json.dumps(
+            {"messages": [{"role": "user", "content": "Hi."}, *json.loads(data)["messages"]]}
+        ).encode()
+    third = agent.post("/api/v1/import", longer, content_type="application/octet-stream")
+    assert third.json()["sessions"][0]["created"] is True, third.json()
+    assert Session.objects.count() == 2
+
+
 def _upload(name, data):
     from django.core.files.uploadedfile import SimpleUploadedFile
 

@@ -9,7 +9,9 @@ database or imports Django.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -100,7 +102,7 @@ def parse(
         options["unzip_limits"] = unzip_limits
     with collecting() as skipped:
         sessions = parser(data, **options)
-    return _read_something(ParsedFile(sessions, skipped), format)
+    return _identified(_read_something(ParsedFile(sessions, skipped), format))
 
 
 def _aider_input_history(path: Path) -> Path | None:
@@ -121,7 +123,7 @@ def parse_path(path: Path) -> ParsedFile:
     """
     with collecting() as skipped:
         sessions = _parse_path(Path(path))
-    return _read_something(ParsedFile(sessions, skipped), "its format")
+    return _identified(_read_something(ParsedFile(sessions, skipped), "its format"))
 
 
 def _read_something(parsed: ParsedFile, format: str) -> ParsedFile:
@@ -133,6 +135,24 @@ def _read_something(parsed: ParsedFile, format: str) -> ParsedFile:
             f"nothing in the file could be read as {format}: it holds only records this "
             f"importer does not know: {found}. Supported formats: {supported_formats()}"
         )
+    return parsed
+
+
+def _identified(parsed: ParsedFile) -> ParsedFile:
+    """``parsed``, each session its format names no id for (plain text, an OpenAI message
+    list, a conversation without a header …) given one from its content: the format and a
+    digest of its messages. So importing the same file again (a client retrying a request
+    whose answer was lost, a person uploading it twice) finds the sessions it stored rather
+    than storing them twice, as it does for the formats with ids. The same conversation in
+    two files is one session; a different or longer one is another."""
+    for session in parsed:
+        if session.external_id or not session.messages:
+            continue
+        digest = hashlib.sha256()
+        for message in session.messages:
+            line = [message.role, message.author, message.tool_name, message.content]
+            digest.update(json.dumps(line, ensure_ascii=False).encode())
+        session.external_id = f"{session.source_format}-{digest.hexdigest()[:32]}"
     return parsed
 
 
