@@ -59,10 +59,7 @@ class NonFiniteNumber(ValueError):
 
 
 def _finite_float(literal: str) -> float:
-    value = float(literal)
-    if not math.isfinite(value):
-        raise NonFiniteNumber(literal)
-    return value
+    return finite_float(float(literal), literal)
 
 
 def _no_constant(literal: str):

@@ -16,7 +16,6 @@ pytestmark = pytest.mark.django_db
 QUESTION = "What does Maya do for a living?"
 STATEMENT = "I work nights as a nurse at the children's hospital."
 HER_QUESTION = "Is your job still fun?"
-FIRST_SEQ = 0  # a message's seq is its place in the chat
 CHAT = [
     ("Leo", "Hi Maya, long time no see!"),
     ("Maya", STATEMENT),
@@ -33,7 +32,7 @@ def order(client) -> list[str]:
     relevances = [r["relevance"] for r in results]
     assert relevances == sorted(relevances, reverse=True)
     return [
-        CHAT[r["message"]["seq"] - FIRST_SEQ][1]
+        CHAT[r["message"]["seq"]][1]  # a seq is the place in the chat
         for r in results
         if r["message"]["author"] == "Maya"
     ]
