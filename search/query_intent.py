@@ -1,12 +1,18 @@
-"""Does a question ask for the noise? Tool output and console lines rank below prose for
-the same match (``search/ranking.py``) unless the question is about an error or a
-command; injected instructions, unless it is about instructions or a system prompt.
+"""What a question asks for, from its words.
+
+Does it ask for the noise? Tool output and console lines rank below prose for the same
+match (``search/ranking.py``) unless the question is about an error or a command; injected
+instructions, unless it is about instructions or a system prompt.
 
 Pure text rules, no database: a question "asks for output" when it holds a path, a
 ``--flag``, a backticked or code-shaped token (``snake_case``, ``call()``, ``a.b.c``,
 ``SomethingError``), or a word like error, traceback, failed, command, run, output, log or
 stack. A quoted phrase is returned apart: it asks for output only if it occurs in a tool
 output or console message among the matches, which the search checks.
+
+Does it ask when? Then messages that say when rank higher (``search/temporal.py``): the
+question begins with "when", "what/which year, month, day, date, week or season", "how
+long" or "how many days, weeks, months or years" (after an "and", "so", "in", "since", …).
 """
 
 from __future__ import annotations
@@ -44,8 +50,18 @@ _INJECTED_WORDS = re.compile(
 _QUOTED = re.compile(r"\"([^\"]{3,200})\"|“([^”]{3,200})”|(?:^|\s)'([^']{3,200})'(?=\s|$|[?.!,])")
 
 
+# It asks when: "When did …", "In which year …", "How long has …", "How many weeks …".
+_WHEN = re.compile(
+    r"^\W*(?:(?:and|so|but|in|on|by|until|since|from)\s+)?(?:when\b|what (?:year|month|day|date|"
+    r"time|week|season)\b|which (?:year|month|day|date|week|season)\b|how long\b|"
+    r"how many (?:days|weeks|months|years)\b)",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class QueryIntent:
+    asks_when: bool = False  # messages that say when are lifted (search/temporal.py)
     wants_output: bool = False  # tool output and console lines are not ranked lower
     wants_injected: bool = False  # injected instructions are not ranked lower
     quoted: tuple[str, ...] = ()  # phrases that ask for output if output holds them
@@ -62,6 +78,7 @@ def intent_of(query: str) -> QueryIntent:
         or _OUTPUT_WORDS.search(query)
     )
     return QueryIntent(
+        asks_when=bool(_WHEN.search(query)),
         wants_output=wants_output,
         wants_injected=bool(_INJECTED_WORDS.search(query)),
         quoted=quoted,

@@ -9,7 +9,16 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection
 
-from search import aliases, extra_keys, keyword, query_intent, ranking, semantic, speakers
+from search import (
+    aliases,
+    extra_keys,
+    keyword,
+    query_intent,
+    ranking,
+    semantic,
+    speakers,
+    temporal,
+)
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
@@ -135,9 +144,10 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     # Both sides say which session a message is in; a session deleted since is dropped when
     # the chosen messages are loaded.
     kinds, quoted_in_output, lifecycles = facts.result()
-    for message_id, (kind, author, first_person, question) in kinds.items():
+    for message_id, (kind, author, first_person, question, says_when) in kinds.items():
         c = candidates[message_id]
         c.kind, c.author, c.first_person, c.question = kind, author, first_person, question
+        c.says_when = says_when
     if quoted_in_output:
         intent = replace(intent, wants_output=True)
     for message_id, key in _copy_keys(list(candidates.values())).items():
@@ -145,6 +155,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     ranked = ranking.score(list(candidates.values()), mode, intent)
     ranked = ranking.adjust_for_lifecycle(ranked, lifecycles, recency=request.recency)
     ranked = _speaker_focus(ranked, request.query, {e.speaker for e in named})
+    ranked = temporal.lift(ranked, intent)
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
@@ -266,10 +277,11 @@ def _quoted_phrases(intent: query_intent.QueryIntent) -> list[str]:
 
 def _candidate_facts(
     message_ids: list[int], phrases: list[str]
-) -> tuple[dict[int, tuple[str, str, bool, bool]], bool, dict[int, tuple[str, float]]]:
+) -> tuple[dict[int, tuple[str, str, bool, bool, bool]], bool, dict[int, tuple[str, float]]]:
     """In one query on the primary keys: each message's kind, author (``""`` for tool
     messages, never a named speaker), whether its first 300 characters hold a first-person
-    word and whether it ends with a question mark (search/speakers.py); whether a quoted
+    word and whether it ends with a question mark (search/speakers.py), whether its first
+    500 hold a time expression (search/temporal.py); whether a quoted
     ``phrases`` occurs in one that is tool output or a console line; and each of their
     sessions' (lifecycle, decay priority)."""
     if not message_ids:
@@ -281,13 +293,20 @@ def _candidate_facts(
             f" m.kind IN ('tool_output', 'console') AND ({quoted_sql}),"
             " s.id, s.lifecycle, s.decay_priority,"
             " m.role <> 'tool' AND left(m.content, 300) ~* %s,"
-            " m.role <> 'tool' AND right(m.content, 8) ~ %s"
+            " m.role <> 'tool' AND right(m.content, 8) ~ %s,"
+            " left(m.content, 500) ~* %s"
             " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
             " WHERE m.id = ANY(%s)",
-            [*phrases, speakers.FIRST_PERSON, speakers.QUESTION_END, message_ids],
+            [
+                *phrases,
+                speakers.FIRST_PERSON,
+                speakers.QUESTION_END,
+                temporal.TIME_WORDS,
+                message_ids,
+            ],
         )
         rows = cursor.fetchall()
-    kinds = {row[0]: (row[1], row[2], row[7], row[8]) for row in rows}
+    kinds = {row[0]: (row[1], row[2], row[7], row[8], row[9]) for row in rows}
     quoted_in_output = any(row[3] for row in rows)
     lifecycles = {row[4]: (row[5], row[6]) for row in rows}
     return kinds, quoted_in_output, lifecycles
