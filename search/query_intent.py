@@ -13,6 +13,8 @@ output or console message among the matches, which the search checks.
 Does it ask when? Then messages that say when rank higher (``search/temporal.py``): the
 question begins with "when", "what/which year, month, day, date, week or season", "how
 long" or "how many days, weeks, months or years" (after an "and", "so", "in", "since", …).
+
+Does it ask what someone asked for? Then a user's prose ranks higher (``search/asked_for.py``).
 """
 
 from __future__ import annotations
@@ -59,8 +61,19 @@ _WHEN = re.compile(
 )
 
 
+# It asks what someone asked for: "what was the agent asked to do", "what did they want",
+# "what did she call about", "what did the reviewer request" (not "had the question been
+# asked": such a passive is about a question, not a request).
+_REQUEST = re.compile(
+    r"(?<!been )(?<!was )(?<!were )(?<!is )(?<!be )\b(?:asked|wanted|requested)\b"
+    r"|\bcall(?:ed)? about\b|\bdid\b[^?]*\b(?:want|ask|request)\b",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class QueryIntent:
+    asks_for_request: bool = False  # a user's prose is lifted (search/asked_for.py)
     asks_when: bool = False  # messages that say when are lifted (search/temporal.py)
     wants_output: bool = False  # tool output and console lines are not ranked lower
     wants_injected: bool = False  # injected instructions are not ranked lower
@@ -79,6 +92,7 @@ def intent_of(query: str) -> QueryIntent:
     )
     return QueryIntent(
         asks_when=bool(_WHEN.search(query)),
+        asks_for_request=bool(_REQUEST.search(query)),
         wants_output=wants_output,
         wants_injected=bool(_INJECTED_WORDS.search(query)),
         quoted=quoted,

@@ -110,9 +110,9 @@ class Candidate:
     # (search/speakers.py: a self-statement of a named speaker is lifted).
     first_person: bool = False
     question: bool = False
-    # Its first 500 characters hold a time expression (search/temporal.py: lifted when the
-    # question asks when).
+    # It holds a time expression (search/temporal.py: lifted when the question asks when).
     says_when: bool = False
+    role: str = ""  # sessions.models.MessageRole (search/asked_for.py)
     # Its role, author and content digest: equal for copies of one text. Set only for
     # the candidates ``copy_suspects`` names.
     copy_key: str | None = None

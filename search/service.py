@@ -11,6 +11,7 @@ from django.db import connection
 
 from search import (
     aliases,
+    asked_for,
     extra_keys,
     keyword,
     query_intent,
@@ -23,7 +24,7 @@ from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
 from search.speed import parallel
 from sessions.filters import Filters
-from sessions.models import KEYWORD_VECTORS, Lifecycle, Message, Session
+from sessions.models import KEYWORD_VECTORS, SEARCH_CONFIG, Lifecycle, Message, Session
 from teams.access import Access
 
 logger = logging.getLogger(__name__)
@@ -127,7 +128,9 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     # What each candidate is (its kind and author) and its session's lifecycle, read on a
     # second connection while this one completes each side's measures.
     intent = query_intent.intent_of(request.query)
-    facts = parallel.beside(_candidate_facts, list(candidates), _quoted_phrases(intent))
+    facts = parallel.beside(
+        _candidate_facts, list(candidates), _quoted_phrases(intent), intent.asks_when
+    )
     if mode == "hybrid":
         # Each side's measure for the other side's finds, so relevance is complete: the
         # keyword scores on a second connection while this one computes the distances.
@@ -144,10 +147,9 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     # Both sides say which session a message is in; a session deleted since is dropped when
     # the chosen messages are loaded.
     kinds, quoted_in_output, lifecycles = facts.result()
-    for message_id, (kind, author, first_person, question, says_when) in kinds.items():
+    for message_id, facts_of_one in kinds.items():
         c = candidates[message_id]
-        c.kind, c.author, c.first_person, c.question = kind, author, first_person, question
-        c.says_when = says_when
+        c.kind, c.author, c.first_person, c.question, c.says_when, c.role = facts_of_one
     if quoted_in_output:
         intent = replace(intent, wants_output=True)
     for message_id, key in _copy_keys(list(candidates.values())).items():
@@ -156,6 +158,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     ranked = ranking.adjust_for_lifecycle(ranked, lifecycles, recency=request.recency)
     ranked = _speaker_focus(ranked, request.query, {e.speaker for e in named})
     ranked = temporal.lift(ranked, intent)
+    ranked = asked_for.lift(ranked, intent)
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
@@ -276,17 +279,20 @@ def _quoted_phrases(intent: query_intent.QueryIntent) -> list[str]:
 
 
 def _candidate_facts(
-    message_ids: list[int], phrases: list[str]
-) -> tuple[dict[int, tuple[str, str, bool, bool, bool]], bool, dict[int, tuple[str, float]]]:
+    message_ids: list[int], phrases: list[str], asks_when: bool = False
+) -> tuple[dict[int, tuple[str, str, bool, bool, bool, str]], bool, dict[int, tuple[str, float]]]:
     """In one query on the primary keys: each message's kind, author (``""`` for tool
     messages, never a named speaker), whether its first 300 characters hold a first-person
-    word and whether it ends with a question mark (search/speakers.py), whether its first
-    500 hold a time expression (search/temporal.py); whether a quoted
-    ``phrases`` occurs in one that is tool output or a console line; and each of their
-    sessions' (lifecycle, decay priority)."""
+    word and whether it ends with a question mark (search/speakers.py), whether it holds a
+    time expression (search/temporal.py; only with ``asks_when``) and its role
+    (search/asked_for.py);
+    whether a quoted ``phrases`` occurs in one that is tool output or a console line; and
+    each of their sessions' (lifecycle, decay priority)."""
     if not message_ids:
         return {}, False, {}
     quoted_sql = " OR ".join("strpos(lower(m.content), %s) > 0" for _ in phrases) or "false"
+    # Only a question that asks when needs to know which candidates say when.
+    says_when = f"m.search_vector @@ to_tsquery('{SEARCH_CONFIG}', %s)" if asks_when else "false"
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT m.id, m.kind, CASE WHEN m.role = 'tool' THEN '' ELSE m.author END,"
@@ -294,19 +300,19 @@ def _candidate_facts(
             " s.id, s.lifecycle, s.decay_priority,"
             " m.role <> 'tool' AND left(m.content, 300) ~* %s,"
             " m.role <> 'tool' AND right(m.content, 8) ~ %s,"
-            " left(m.content, 500) ~* %s"
+            f" {says_when}, m.role"
             " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
             " WHERE m.id = ANY(%s)",
             [
                 *phrases,
                 speakers.FIRST_PERSON,
                 speakers.QUESTION_END,
-                temporal.TIME_WORDS,
+                *([temporal.TIME_QUERY] if asks_when else []),
                 message_ids,
             ],
         )
         rows = cursor.fetchall()
-    kinds = {row[0]: (row[1], row[2], row[7], row[8], row[9]) for row in rows}
+    kinds = {row[0]: (row[1], row[2], row[7], row[8], row[9], row[10]) for row in rows}
     quoted_in_output = any(row[3] for row in rows)
     lifecycles = {row[4]: (row[5], row[6]) for row in rows}
     return kinds, quoted_in_output, lifecycles

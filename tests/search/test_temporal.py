@@ -17,7 +17,7 @@ from tests.search.test_api import client_for
 
 QUESTION = "When did Priya start her cello lessons?"
 SAYS_WHEN = "I signed up for music lessons at last, three weeks ago: every Tuesday after work."
-NAMES_IT = "The cello! It's the best part of the week, though it is hard on the fingers."
+NAMES_IT = "The cello! It's the best thing I've taken up, though it is hard on the fingers."
 CHAT = [
     ("Tom", "Priya! What have you been up to?"),
     ("Priya", SAYS_WHEN),
