@@ -77,3 +77,15 @@ def build_team_indexes():
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     return team_indexes.ensure(concurrently=False)
+
+
+def ranked_turns(client, question: str, turns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (speaker or role, text) turns of one session that a search for ``question``
+    returns, best first (a message's seq is its place in ``turns``); relevance never
+    increases down the list."""
+    response = client.get("/api/v1/search", {"q": question, "limit": 10})
+    assert response.status_code == 200, response.content
+    results = response.json()["results"]
+    relevances = [r["relevance"] for r in results]
+    assert relevances == sorted(relevances, reverse=True)
+    return [turns[r["message"]["seq"]] for r in results]

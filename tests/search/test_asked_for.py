@@ -1,17 +1,14 @@
 """A question about what someone asked for is answered by what a person said
 (search/asked_for.py): the user's request outranks the assistant's account of the work that
-followed, through the API; and the lift's contract."""
+followed, through the API (the lift's contract: tests/search/test_lifts.py)."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from search import asked_for
-from search.query_intent import QueryIntent, intent_of
-from search.ranking import Candidate
-from tests.search.corpus import capture, embed_all
+from search.query_intent import intent_of
+from tests.search.corpus import capture, embed_all, ranked_turns
 from tests.search.test_api import client_for
 
 QUESTION = "What did we ask the agent to add to the reports page?"
@@ -27,12 +24,7 @@ WORK = [
 
 
 def order(client) -> list[str]:
-    response = client.get("/api/v1/search", {"q": QUESTION, "limit": 10})
-    assert response.status_code == 200, response.content
-    results = response.json()["results"]
-    relevances = [r["relevance"] for r in results]
-    assert relevances == sorted(relevances, reverse=True)
-    return [WORK[r["message"]["seq"]][1] for r in results]  # a seq is the place in the session
+    return [text for _, text in ranked_turns(client, QUESTION, WORK)]
 
 
 @pytest.mark.django_db
@@ -74,33 +66,3 @@ def test_a_question_about_what_someone_asked_for(query):
 )
 def test_a_question_that_does_not_ask_what_someone_asked_for(query):
     assert not intent_of(query).asks_for_request
-
-
-roles = st.sampled_from(["user", "assistant", "tool", "system"])
-kinds = st.sampled_from(["prose", "injected", "console", "tool_output"])
-candidates = st.lists(st.tuples(st.floats(0, 1), roles, kinds), max_size=20).map(
-    lambda items: [
-        Candidate(message_id=i, relevance=r, role=role, kind=kind)
-        for i, (r, role, kind) in enumerate(items)
-    ]
-)
-
-
-@given(candidates, st.booleans(), st.floats(0, 1))
-def test_the_lift_only_raises_a_users_prose_and_keeps_the_list_best_first(ranked, asks, lift):
-    before = {c.message_id: (c.relevance, c.role, c.kind) for c in ranked}
-    asked_for.LIFT, saved = lift, asked_for.LIFT
-    try:
-        out = asked_for.lift(ranked, QueryIntent(asks_for_request=asks))
-    finally:
-        asked_for.LIFT = saved
-    assert sorted(c.message_id for c in out) == sorted(before)
-    for c in out:
-        old, role, kind = before[c.message_id]
-        if asks and role == "user" and kind == "prose":
-            assert old <= c.relevance <= 1.0
-            assert c.relevance - old <= lift * (1 - old) + 1e-12
-        else:
-            assert c.relevance == old
-    if asks and lift:
-        assert [c.relevance for c in out] == sorted((c.relevance for c in out), reverse=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from search import speakers
-from tests.search.corpus import embed_all
+from tests.search.corpus import embed_all, ranked_turns
 from tests.search.test_aggregate import chat
 from tests.search.test_api import client_for
 
@@ -26,16 +26,7 @@ CHAT = [
 
 
 def order(client) -> list[str]:
-    response = client.get("/api/v1/search", {"q": QUESTION, "limit": 10})
-    assert response.status_code == 200, response.content
-    results = response.json()["results"]
-    relevances = [r["relevance"] for r in results]
-    assert relevances == sorted(relevances, reverse=True)
-    return [
-        CHAT[r["message"]["seq"]][1]  # a seq is the place in the chat
-        for r in results
-        if r["message"]["author"] == "Maya"
-    ]
+    return [text for who, text in ranked_turns(client, QUESTION, CHAT) if who == "Maya"]
 
 
 def test_a_persons_self_statement_outranks_their_question_on_the_same_topic(project, monkeypatch):

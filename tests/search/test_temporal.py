@@ -1,17 +1,14 @@
 """A question that asks when is answered by the message that says when (search/temporal.py):
-it outranks the neighbour that names the thing asked about, through the API; and the lift's
-contract."""
+it outranks the neighbour that names the thing asked about, through the API (the lift's
+contract: tests/search/test_lifts.py)."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from search import temporal
-from search.query_intent import QueryIntent, intent_of
-from search.ranking import Candidate
-from tests.search.corpus import embed_all
+from search.query_intent import intent_of
+from tests.search.corpus import embed_all, ranked_turns
 from tests.search.test_aggregate import chat
 from tests.search.test_api import client_for
 
@@ -28,12 +25,7 @@ CHAT = [
 
 
 def order(client) -> list[str]:
-    response = client.get("/api/v1/search", {"q": QUESTION, "limit": 10})
-    assert response.status_code == 200, response.content
-    results = response.json()["results"]
-    relevances = [r["relevance"] for r in results]
-    assert relevances == sorted(relevances, reverse=True)
-    return [CHAT[r["message"]["seq"]][1] for r in results]  # a seq is the place in the chat
+    return [text for _, text in ranked_turns(client, QUESTION, CHAT)]
 
 
 @pytest.mark.django_db
@@ -78,30 +70,3 @@ def test_a_question_that_asks_when(query):
 )
 def test_a_question_that_does_not_ask_when(query):
     assert not intent_of(query).asks_when
-
-
-candidates = st.lists(st.tuples(st.floats(0, 1), st.booleans()), max_size=20).map(
-    lambda items: [
-        Candidate(message_id=i, relevance=r, says_when=w) for i, (r, w) in enumerate(items)
-    ]
-)
-
-
-@given(candidates, st.booleans(), st.floats(0, 1))
-def test_the_lift_only_raises_what_says_when_and_keeps_the_list_best_first(ranked, asks_when, lift):
-    before = {c.message_id: (c.relevance, c.says_when) for c in ranked}
-    temporal.LIFT, saved = lift, temporal.LIFT
-    try:
-        out = temporal.lift(ranked, QueryIntent(asks_when=asks_when))
-    finally:
-        temporal.LIFT = saved
-    assert sorted(c.message_id for c in out) == sorted(before)
-    for c in out:
-        old, says_when = before[c.message_id]
-        if asks_when and says_when:
-            assert old <= c.relevance <= 1.0
-            assert c.relevance - old <= lift * (1 - old) + 1e-12
-        else:
-            assert c.relevance == old
-    if asks_when and lift:
-        assert [c.relevance for c in out] == sorted((c.relevance for c in out), reverse=True)
