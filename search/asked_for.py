@@ -5,7 +5,7 @@ that followed, which often holds more of the question's words ("I'll set up the 
 repo…").
 
 So when the question asks what was asked for (``search/query_intent.py``: "asked",
-"wanted", "requested", "called about", or "did … want/ask"), the candidates that are a
+"wanted", "requested", "called about", or "did … want/ask/request"), the candidates that are a
 user's prose are lifted by ``LIFT`` of what they lack (``relevance + (1 − relevance) ×
 LIFT``) and the list is sorted again; the lifted relevance is the one shown. Among
 themselves they keep their order; what an assistant said, a tool printed or a harness

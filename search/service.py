@@ -285,9 +285,8 @@ def _candidate_facts(
     messages, never a named speaker), whether its first 300 characters hold a first-person
     word and whether it ends with a question mark (search/speakers.py), whether it holds a
     time expression (search/temporal.py; only with ``asks_when``) and its role
-    (search/asked_for.py);
-    whether a quoted ``phrases`` occurs in one that is tool output or a console line; and
-    each of their sessions' (lifecycle, decay priority)."""
+    (search/asked_for.py); whether a quoted ``phrases`` occurs in one that is tool output or
+    a console line; and each of their sessions' (lifecycle, decay priority)."""
     if not message_ids:
         return {}, False, {}
     quoted_sql = " OR ".join("strpos(lower(m.content), %s) > 0" for _ in phrases) or "false"

@@ -1,8 +1,8 @@
-"""A question that asks **when** ("When did Andrew adopt Scout?", "Which year did Audrey
-adopt her dogs?", "How long has she been painting?") is answered by a message that says
-when: "I adopted another dog **the other day**", "I've had them for **3 years**". Often the
-message that names the thing asked about is a neighbour of that one ("We went with 'Scout'
-for our pup"), and it holds more of the question's words, so it ranks first; the answer
+"""A question that asks **when** ("When did Omar get Biscuit?", "Which year did they move?",
+"How long has she been painting?") is answered by a message that says when: "We brought
+her home **last Saturday**", "I've had them for **3 years**". Often the message that names
+the thing asked about is a neighbour of that one ("We finally picked a name for the new
+kitten: Biscuit"), and it holds more of the question's words, so it ranks first; the answer
 holds a time expression, which no word of the question matches.
 
 So when the question asks when (``search/query_intent.py``: it begins with "when", "what
