@@ -19,7 +19,7 @@ at most ``LIFT`` of what it lacks, and stays within 0..1; the output is best fir
 from __future__ import annotations
 
 from search.query_intent import QueryIntent
-from search.ranking import Candidate, ordered
+from search.ranking import Candidate, lifted
 
 # Chosen on the coding set's questions (bench/coding_questions.yaml; the only set whose
 # questions of this kind have answers by role): 0.3, 0.5 and 0.8 gave its MRR 0.525, 0.529
@@ -32,7 +32,4 @@ def lift(candidates: list[Candidate], intent: QueryIntent) -> list[Candidate]:
     """Best first, with a user's prose lifted when the question asks what was asked for."""
     if not LIFT or not intent.asks_for_request:
         return candidates
-    for c in candidates:
-        if c.role == "user" and c.kind == "prose":
-            c.relevance += (1 - c.relevance) * LIFT
-    return ordered(candidates)
+    return lifted(candidates, LIFT, lambda c: c.role == "user" and c.kind == "prose")

@@ -57,6 +57,7 @@ ranks, not scores, ``w/(k + rank)`` per list plus a session boost) stays for
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -249,6 +250,18 @@ def without_copies(ranked: list[Candidate]) -> list[Candidate]:
 
 def ordered(candidates: list[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.relevance, c.message_id))
+
+
+def lifted(
+    candidates: list[Candidate], share: float, which: Callable[[Candidate], bool]
+) -> list[Candidate]:
+    """Best first, the candidates ``which`` picks raised by ``share`` of what they lack
+    (``relevance + (1 − relevance) × share``); the others keep their relevance. What a
+    question's intent lifts (search/temporal.py, search/asked_for.py)."""
+    for c in candidates:
+        if which(c):
+            c.relevance += (1 - c.relevance) * share
+    return ordered(candidates)
 
 
 def group(ranked: list[Candidate], limit: int, per_session: int) -> list[list[Candidate]]:

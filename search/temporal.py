@@ -21,7 +21,7 @@ at most ``LIFT`` of what it lacks, and stays within 0..1; the output is best fir
 from __future__ import annotations
 
 from search.query_intent import QueryIntent
-from search.ranking import Candidate, ordered
+from search.ranking import Candidate, lifted
 
 # Chosen on LoCoMo 0-4: turn R@10 0.805 for any lift from 0.3 to 0.7, and 0.5 is the middle;
 # checked on 5-9 and the other sets (docs/benchmarks.md).
@@ -44,7 +44,4 @@ def lift(candidates: list[Candidate], intent: QueryIntent) -> list[Candidate]:
     """Best first, with the candidates that say when lifted when the question asks when."""
     if not LIFT or not intent.asks_when:
         return candidates
-    for c in candidates:
-        if c.says_when:
-            c.relevance += (1 - c.relevance) * LIFT
-    return ordered(candidates)
+    return lifted(candidates, LIFT, lambda c: c.says_when)
