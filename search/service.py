@@ -283,10 +283,11 @@ def _candidate_facts(
 ) -> tuple[dict[int, tuple[str, str, bool, bool, bool, str]], bool, dict[int, tuple[str, float]]]:
     """In one query on the primary keys: each message's kind, author (``""`` for tool
     messages, never a named speaker), whether its first 300 characters hold a first-person
-    word and whether it ends with a question mark (search/speakers.py), whether it holds a
-    time expression (search/temporal.py; only with ``asks_when``) and its role
-    (search/asked_for.py); whether a quoted ``phrases`` occurs in one that is tool output or
-    a console line; and each of their sessions' (lifecycle, decay priority)."""
+    word and whether it is a question (a short one ending with a question mark:
+    search/speakers.py), whether it holds a time expression (search/temporal.py; only with
+    ``asks_when``) and its role (search/asked_for.py); whether a quoted ``phrases`` occurs
+    in one that is tool output or a console line; and each of their sessions' (lifecycle,
+    decay priority)."""
     if not message_ids:
         return {}, False, {}
     quoted_sql = " OR ".join("strpos(lower(m.content), %s) > 0" for _ in phrases) or "false"
@@ -298,13 +299,14 @@ def _candidate_facts(
             f" m.kind IN ('tool_output', 'console') AND ({quoted_sql}),"
             " s.id, s.lifecycle, s.decay_priority,"
             " m.role <> 'tool' AND left(m.content, 300) ~* %s,"
-            " m.role <> 'tool' AND right(m.content, 8) ~ %s,"
+            " m.role <> 'tool' AND octet_length(m.content) <= %s AND right(m.content, 8) ~ %s,"
             f" {says_when}, m.role"
             " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
             " WHERE m.id = ANY(%s)",
             [
                 *phrases,
                 speakers.FIRST_PERSON,
+                speakers.QUESTION_MAX_BYTES,
                 speakers.QUESTION_END,
                 *([temporal.TIME_QUERY] if asks_when else []),
                 message_ids,

@@ -14,8 +14,10 @@ Among the named speaker's own messages, those that **state something about thems
 carry the facts such a question asks about ("I just signed up for a pottery class"), and
 their questions and backchannel ("that's great!", "what about you?") do not. A message is
 a self-statement when its first 300 characters hold a first-person word (``FIRST_PERSON``,
-read in the same query as its kind) and, with ``SELF_NOT_QUESTION``, it does not end with a
-question mark. Such a message of a named speaker is lifted by ``SELF_LIFT`` of what it lacks
+read in the same query as its kind) and, with ``SELF_NOT_QUESTION``, it is not a question: a
+turn of chat (at most ``QUESTION_MAX_BYTES``) that ends with a question mark. A long message
+that ends by asking something back ("…what do you think?") still states what it states.
+Such a message of a named speaker is lifted by ``SELF_LIFT`` of what it lacks
 (``score + (1 − score) × SELF_LIFT``). The words are English: in another language no message
 is a self-statement and the lift has no effect.
 
@@ -40,6 +42,10 @@ SELF_NOT_QUESTION = True  # a message ending with a question mark is not a self-
 # hold one too, the apostrophe ending the word).
 FIRST_PERSON = r"\m(i|me|my|mine|myself|we|us|our|ours|ourselves)\M"
 QUESTION_END = r"[?？؟]\s*$"  # a question mark ends it (Latin, full-width, Arabic)
+# Longer messages are never questions. Reading a message's end decompresses all of it (its
+# start is read as a slice), which cost a search over long transcripts 5 ms at the median
+# and 11 ms at p95 (bench/search_real.py, docs/benchmarks.md).
+QUESTION_MAX_BYTES = 2_000
 _WORD = re.compile(r"\w+")
 
 

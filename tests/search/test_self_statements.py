@@ -37,3 +37,20 @@ def test_a_persons_self_statement_outranks_their_question_on_the_same_topic(proj
     # Without the lift her question, the closer paraphrase, comes first.
     monkeypatch.setattr(speakers, "SELF_LIFT", 0.0)
     assert order(client)[0] == HER_QUESTION
+
+
+def test_only_a_short_message_ending_with_a_question_mark_is_a_question(project):
+    """A turn of chat ending with "?" is a question; a long message that ends by asking
+    something back still states what it states (and its end is never read: that would
+    decompress all of it)."""
+    from search.service import _candidate_facts
+    from sessions.models import Message
+
+    story = "I spent the whole summer rebuilding our old sailing boat. " * 40 + "Want to come?"
+    assert len(story.encode()) > speakers.QUESTION_MAX_BYTES
+    session = chat(project, [("Maya", HER_QUESTION), ("Maya", STATEMENT), ("Maya", story)], 1)
+    ids = dict(Message.objects.filter(session=session).values_list("content", "id"))
+    kinds, _, _ = _candidate_facts(list(ids.values()), [])
+    first_person, question = ({text: kinds[i][n] for text, i in ids.items()} for n in (2, 3))
+    assert question == {HER_QUESTION: True, STATEMENT: False, story: False}
+    assert first_person == {HER_QUESTION: False, STATEMENT: True, story: True}
