@@ -54,13 +54,17 @@ from bench.retrieval_sets import (
     Question,
     Unit,
     load_coding_questions,
+    locomo_chat_units,
     locomo_units,
     longmemeval_units,
     sample_transcripts,
     session_key,
+    turn_of,
 )
 
 SETS = ("locomo", "longmemeval", "coding")
+# Asked for by name only (--sets locomo-chat): LoCoMo as people chat (retrieval_sets.py).
+EXTRA_SETS = ("locomo-chat",)
 MARKER = "retrieval-ingested.json"
 CONTEXT_BUDGETS = (1000, 4000)
 
@@ -132,17 +136,21 @@ class CapturedSet:
     def metrics(self) -> list[str]:
         return [f"turn@{k}" for k in self.turn_ks] + [f"session@{k}" for k in self.session_ks]
 
+    def message_key(self, client_id: str) -> str:
+        """The key a ranked message counts as (its turn's, where a turn is several)."""
+        return client_id
+
     def evaluate(self, args) -> dict:
         rows, latencies, extra = rows_by_system_part(), [], {}
         for unit, (project, client) in zip(self.units, self.clients, strict=True):
             texts = [q.text for q in unit.questions]
             rankings = {}
-            rankings["memoryapp"], times = api.search_rankings(
-                client, texts, api.client_ids_by_position(project), mode=args.mode
-            )
+            keys = {p: self.message_key(k) for p, k in api.client_ids_by_position(project).items()}
+            rankings["memoryapp"], times = api.search_rankings(client, texts, keys, mode=args.mode)
             latencies += times
             if not args.no_baselines:
-                rankings.update(baseline_rankings(unit.docs, texts))
+                for system, ranked in baseline_rankings(unit.docs, texts).items():
+                    rankings[system] = [[self.message_key(k) for k in r] for r in ranked]
             add_rows(
                 rows,
                 rankings,
@@ -191,6 +199,22 @@ class LocomoSet(CapturedSet):
             if budget in extra
         }
         return {"context": context, "skipped_evidence": extra.get("skipped", [])}
+
+
+class LocomoChatSet(LocomoSet):
+    """LoCoMo as people chat (``retrieval_sets.locomo_chat_units``). No context recall: a
+    gold turn's text is split over several messages."""
+
+    name = "locomo-chat"
+
+    def __init__(self, indices: list[int]):
+        CapturedSet.__init__(self, list(locomo_chat_units(indices).values()))
+
+    def message_key(self, client_id: str) -> str:
+        return turn_of(client_id)
+
+    def after_unit(self, args, unit: Unit, client, extra: dict) -> None:
+        extra.setdefault("skipped", []).extend(unit.skipped)
 
 
 class LongMemEvalSet(CapturedSet):
@@ -321,7 +345,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sets", default=",".join(SETS), help="any of " + ",".join(SETS))
+    parser.add_argument(
+        "--sets", default=",".join(SETS), help="any of " + ",".join(SETS + EXTRA_SETS)
+    )
     parser.add_argument("--conversations", default="0-9", help="LoCoMo's: 0-9, 0-4 or 1,3")
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
     parser.add_argument("--keep", type=Path, help="database folder to reuse across runs")
@@ -339,9 +365,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
-    unknown = set(names) - set(SETS)
+    unknown = set(names) - set(SETS + EXTRA_SETS)
     if unknown:
-        parser.error(f"unknown sets {sorted(unknown)}; known: {', '.join(SETS)}")
+        parser.error(f"unknown sets {sorted(unknown)}; known: {', '.join(SETS + EXTRA_SETS)}")
     if args.keep:
         args.keep = args.keep.resolve()
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -352,6 +378,7 @@ def main() -> None:
             logging.getLogger(noisy).setLevel(logging.WARNING)
         makers = {
             "locomo": lambda: LocomoSet(parse_range(args.conversations)),
+            "locomo-chat": lambda: LocomoChatSet(parse_range(args.conversations)),
             "longmemeval": LongMemEvalSet,
             "coding": lambda: CodingSet(args.coding_questions),
         }

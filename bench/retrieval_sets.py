@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+import zlib
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -152,6 +153,53 @@ def locomo_units(indices: list[int], data: list[dict] | None = None) -> dict[int
             },
             skipped=skipped,
         )
+    return units
+
+
+# --- LoCoMo as a chat --------------------------------------------------------------------
+# Two things real chats between people have and LoCoMo does not: a turn is sent as several
+# short messages, and people's display names are handles, not the names they call each
+# other by. ``locomo-chat`` is LoCoMo with both: each turn split into its sentences, one
+# message each, and each speaker renamed to a handle ("Caroline" -> "car_57"); the questions
+# and their gold turns are LoCoMo's, so a turn is found when any of its messages is.
+
+CHAT_PIECE = "#"  # a chat message's key: "<turn key>#<sentence>"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s\[])")
+
+
+def chat_pieces(text: str) -> list[str]:
+    """A turn as the messages a person would send: its sentences (an image's caption stays
+    with the sentence before it)."""
+    return [piece for piece in _SENTENCE_END.split(text) if piece.strip()]
+
+
+def handle(name: str) -> str:
+    """A display name as a chat app shows it: "Caroline" -> "car_57"."""
+    return f"{name.lower()[:3]}_{zlib.crc32(name.encode()) % 90 + 10}"
+
+
+def turn_of(message_key: str) -> str:
+    return message_key.split(CHAT_PIECE)[0]
+
+
+def locomo_chat_units(indices: list[int], data: list[dict] | None = None) -> dict[int, Unit]:
+    units = {}
+    for index, unit in locomo_units(indices, data).items():
+        sessions, docs = [], {}
+        for body in unit.sessions:
+            names = {m["author"] for m in body["messages"]}
+            title = body["title"]
+            for name in names:
+                title = title.replace(name, handle(name))
+            messages = []
+            for m in body["messages"]:
+                for n, piece in enumerate(chat_pieces(m["content"])):
+                    key = f"{m['client_id']}{CHAT_PIECE}{n}"
+                    author = handle(m["author"])
+                    messages.append({**m, "author": author, "content": piece, "client_id": key})
+                    docs[key] = f"{author}: {piece}"
+            sessions.append({**body, "title": title, "messages": messages})
+        units[index] = replace(unit, team=f"locomo-chat-{index}", sessions=sessions, docs=docs)
     return units
 
 

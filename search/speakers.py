@@ -4,8 +4,9 @@ what others say to them or about them. The keyword side cannot see this — a me
 keyword context holds its neighbours' speakers too, so the name matches nearly every
 message of a chat between two people — and the vector side does not know who spoke.
 
-So when the query names the author of some of the candidates (the whole name, or its first
-word, as a word of the query), the other authors' candidates keep ``OTHERS_FACTOR`` of their
+So when the query names the author of some of the candidates (the first word of their name
+as a word of the query: "Kate" for "Kate Miller", and for the handles chat apps show, "kate_m"
+or "kate.miller"), the other authors' candidates keep ``OTHERS_FACTOR`` of their
 score and the list is sorted again (stably: equal scores keep their order). A query naming
 nobody is left as it is; one naming every author changes nothing. Tool messages never count
 as named speakers (a question naming a tool asks about its use, not its output alone).
@@ -32,6 +33,8 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
+from sessions.enrich.aliases import NOT_NAMES
+
 T = TypeVar("T")
 
 OTHERS_FACTOR = 0.8
@@ -46,18 +49,27 @@ QUESTION_END = r"[?？؟]\s*$"  # a question mark ends it (Latin, full-width, Ar
 # start is read as a slice), which cost a search over long transcripts 5 ms at the median
 # and 11 ms at p95 (bench/search_real.py, docs/benchmarks.md).
 QUESTION_MAX_BYTES = 2_000
-_WORD = re.compile(r"\w+")
+# Words of a query and of a display name: letters and digits, so a handle's parts count
+# ("kate_m", "kate.miller", "kate@example.com": "kate").
+_WORD = re.compile(r"[^\W_]+")
+
+
+def first_word(author: str) -> str | None:
+    """The word of a display name that a question calls its author by: its first (casefolded),
+    unless that is a common word (nobody is called "the" for "The Architect")."""
+    parts = _WORD.findall(author)
+    if not parts:
+        return None
+    first = parts[0].casefold()
+    if len(first) < 2 or not any(c.isalpha() for c in first) or first in NOT_NAMES:
+        return None
+    return first
 
 
 def named(query: str, authors: Iterable[str]) -> set[str]:
     """The ``authors`` the query names: their name's first word is a word of the query."""
     words = {w.casefold() for w in _WORD.findall(query)}
-    found = set()
-    for author in authors:
-        parts = _WORD.findall(author)
-        if parts and parts[0].casefold() in words:
-            found.add(author)
-    return found
+    return {author for author in authors if first_word(author) in words}
 
 
 def focus(

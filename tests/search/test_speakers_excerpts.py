@@ -21,6 +21,16 @@ def test_named_speakers_are_the_authors_whose_first_name_the_query_uses():
     assert speakers.named("🚀", authors) == set()
 
 
+def test_a_handle_is_named_by_its_first_part_and_a_common_word_names_nobody():
+    authors = {"kate_m", "jon.snow", "omar_davis_3817", "The Architect", "42_bot"}
+    assert speakers.named("Does Kate work full-time?", authors) == {"kate_m"}
+    assert speakers.named("where has jon camped?", authors) == {"jon.snow"}
+    # A question that writes the handle itself names it too.
+    assert speakers.named("what did omar_davis_3817 call about?", authors) == {"omar_davis_3817"}
+    assert speakers.named("what did the architect decide?", authors) == set()
+    assert speakers.named("which 42 tests failed?", authors) == set()
+
+
 @given(items, st.sets(st.sampled_from(["Ann", "Bo", "Cy"])), st.floats(0, 1))
 def test_focus_is_a_permutation_sorted_by_a_score_that_only_falls(pairs, named, factor):
     ranked = sorted(enumerate(pairs), key=lambda p: -p[1][0])
