@@ -157,11 +157,13 @@ def locomo_units(indices: list[int], data: list[dict] | None = None) -> dict[int
 
 
 # --- LoCoMo as a chat --------------------------------------------------------------------
-# Two things real chats between people have and LoCoMo does not: a turn is sent as several
-# short messages, and people's display names are handles, not the names they call each
-# other by. ``locomo-chat`` is LoCoMo with both: each turn split into its sentences, one
-# message each, and each speaker renamed to a handle ("Caroline" -> "car_57"); the questions
-# and their gold turns are LoCoMo's, so a turn is found when any of its messages is.
+# Three things real chats between people have and LoCoMo does not: a turn is sent as several
+# short messages, people's display names are handles, not the names they call each other
+# by, and many people type in lower case. ``locomo-chat`` is LoCoMo with all three: each
+# turn split into its sentences, one message each, each speaker renamed to a handle
+# ("Caroline" -> "car_57"), and the second speaker writing in lower case ("hey caroline!");
+# the questions and their gold turns are LoCoMo's, so a turn is found when any of its
+# messages is.
 
 CHAT_PIECE = "#"  # a chat message's key: "<turn key>#<sentence>"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s\[])")
@@ -183,9 +185,11 @@ def turn_of(message_key: str) -> str:
 
 
 def locomo_chat_units(indices: list[int], data: list[dict] | None = None) -> dict[int, Unit]:
+    data = data if data is not None else load_locomo()
     units = {}
     for index, unit in locomo_units(indices, data).items():
         sessions, docs = [], {}
+        lower = data[index]["conversation"]["speaker_b"]
         for body in unit.sessions:
             names = {m["author"] for m in body["messages"]}
             title = body["title"]
@@ -193,7 +197,8 @@ def locomo_chat_units(indices: list[int], data: list[dict] | None = None) -> dic
                 title = title.replace(name, handle(name))
             messages = []
             for m in body["messages"]:
-                for n, piece in enumerate(chat_pieces(m["content"])):
+                content = m["content"].lower() if m["author"] == lower else m["content"]
+                for n, piece in enumerate(chat_pieces(content)):
                     key = f"{m['client_id']}{CHAT_PIECE}{n}"
                     author = handle(m["author"])
                     messages.append({**m, "author": author, "content": piece, "client_id": key})

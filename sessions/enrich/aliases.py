@@ -14,7 +14,12 @@ conversation does would miss that person's messages. Learned, per session, from:
 
 A word counts as a name only when it is capitalised, is no common word (``NOT_NAMES``, and it
 is not written in lower case elsewhere in the same messages: a name rarely is) and is nobody's
-own display name. ``evidence`` adds up, across the project, how often each was seen; strong
+own display name. Many people type everything in lower case ("hey kate!"): for a writer whose
+messages start in lower case, a greeting or thanks followed by a lower-case word that ends
+the sentence ("hey kate!", "thanks jo", "morning mel :)") is a weak sighting of a name, and
+their lower-case words do not count against others' capitalised names.
+
+``evidence`` adds up, across the project, how often each was seen; strong
 forms (a greeting or thanks, "my name is", a persona, a name part) count ``STRONG``, so one
 of them is enough, while a weak one must be seen twice (search uses ``evidence >= USABLE``).
 
@@ -71,6 +76,9 @@ _NOT_NAMES = """
     january february march april may june july august september october november december
     christmas easter
     i'm i'd i'll i've it's that's let's you're we're they're he's she's there's what's
+    bae bb babes bestie boo bruv bud champ cutie fella fellas gorgeous handsome heaps homie
+    hon hun lad lads legend loads lots mama papa pal peeps queen king stranger sunshine
+    sweets sweety tho btw xx xoxo yall world both
 """
 NOT_NAMES = frozenset(_NOT_NAMES.split())
 
@@ -98,6 +106,11 @@ _ADDRESSING = (
 )
 OPENING_FORM = re.compile(rf"(?:^|(?<=[.!?]\s)|(?<=\n)){NAME},\s+(?={_ADDRESSING})")
 # "… how are you, Mel?": a sentence closed by a comma, the name and its punctuation.
+# "hey kate!", "thanks jo", "morning mel :)" from a writer in lower case: a greeting or thanks,
+# then a lower-case word that ends the sentence (the next character, if any, is no letter).
+LOWER_GREETING_FORM = re.compile(
+    rf"{_BEFORE}{_GREETING},?\s+(?P<name>[a-z]{{3,}})(?=\s*(?:[^\w\s]|$))"
+)
 CLOSING_FORM = re.compile(rf",\s+{NAME}\s*[!?.]+(?=\s|$|\W)")
 # "my name is Winston", "call me Jo": strong; "I'm Kate": weak ("I'm Fine" is no name, and
 # the lower-case check cannot always tell).
@@ -146,6 +159,24 @@ def vocatives(text: str) -> list[tuple[str, int]]:
     found += [(m.group("name"), WEAK) for m in OPENING_FORM.finditer(text)]
     found += [(m.group("name"), WEAK) for m in CLOSING_FORM.finditer(text)]
     return _once_each(found)
+
+
+def lower_case_vocatives(text: str) -> list[str]:
+    """Names a writer in lower case addresses someone by ("hey kate!"): weak sightings."""
+    return list(
+        dict.fromkeys(
+            m.group("name")
+            for m in LOWER_GREETING_FORM.finditer(text)
+            if m.group("name") not in NOT_NAMES
+        )
+    )
+
+
+def writes_in_lower_case(texts: list[str]) -> bool:
+    """Whether a writer's messages start in lower case more often than not."""
+    starts = [c for t in texts for c in t.lstrip()[:1] if c.isalpha()]
+    lower = sum(c.islower() for c in starts)
+    return lower > len(starts) - lower
 
 
 def _once_each(found: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -215,12 +246,22 @@ def found_in(session, messages: list, speakers: set[Speaker]) -> list[Found]:
     sighting; ``speakers`` are the session's speakers (all of its messages)."""
     agent = session.agent_name
     taken = {w.lower() for s in speakers for w in name_words(s.name)}
-    texts = [(m.content or "")[:TEXT_CHARS] for m in messages if m.removed_at is None]
-    lower_words = set(re.findall(rf"\b[a-z]{_LETTERS}*", "\n".join(texts)))
+    authors = [speaker_of(m, agent) for m in messages]
+    texts: dict[Speaker | None, list[str]] = {}
+    for m, author in zip(messages, authors, strict=True):
+        if m.removed_at is None:
+            texts.setdefault(author, []).append((m.content or "")[:TEXT_CHARS])
+    # Writers in lower case: their words say nothing of what is a name.
+    lower_case = {a for a, ts in texts.items() if a is not None and writes_in_lower_case(ts)}
+    capitalising = "\n".join(t for a, ts in texts.items() if a not in lower_case for t in ts)
+    lower_words = set(re.findall(rf"\b[a-z]{_LETTERS}*", capitalising))
     found: list[Found] = []
 
-    def add(alias: str, speaker: Speaker | None, source: str, weight: int) -> None:
-        if speaker is None or alias.lower() in taken or alias.lower() in lower_words:
+    def add(
+        alias: str, speaker: Speaker | None, source: str, weight: int, lower: bool = False
+    ) -> None:
+        key = alias.lower()
+        if speaker is None or key in taken or (key in lower_words and not lower):
             return
         found.append(Found(alias[:100], speaker.name[:200], speaker.is_agent, source, weight))
 
@@ -230,7 +271,6 @@ def found_in(session, messages: list, speakers: set[Speaker]) -> list[Found]:
         part = None if speaker.is_agent else first_name(speaker.name)
         if part:
             found.append(Found(part[:100], speaker.name[:200], False, "name_part", STRONG))
-    authors = [speaker_of(m, agent) for m in messages]
     for i, message in enumerate(messages):
         if message.removed_at is not None or not message.content:
             continue
@@ -244,10 +284,12 @@ def found_in(session, messages: list, speakers: set[Speaker]) -> list[Found]:
         for name, weight in self_introductions(text):
             add(name, author, "self", weight)
         named = vocatives(text)
+        if author in lower_case:
+            named += [(name, WEAK) for name in lower_case_vocatives(text)]
         if named:
             addressee = _addressee(author, authors, i, speakers)
             for name, weight in named:
-                add(name, addressee, "vocative", weight)
+                add(name, addressee, "vocative", weight, lower=name.islower())
     return found
 
 

@@ -128,6 +128,40 @@ def test_common_words_days_and_lower_case_words_are_no_names():
     assert learned(project, usable=False) == {}
 
 
+LOWER_CASE_FRIEND = [
+    ("Katherine Smith", "Hey Rob! Did you see the match last night?"),
+    ("rsmith", "hey kate! yeah what a finish"),
+    ("Katherine Smith", "I still can't believe the last goal."),
+    ("rsmith", "thanks kate :) see you saturday"),
+    ("rsmith", "hey quick question, is the bar still open?"),
+    ("rsmith", "ok thanks bud"),
+]
+
+
+def test_a_writer_in_lower_case_names_people_in_lower_case_too():
+    project = ProjectFactory()
+    chat(project, LOWER_CASE_FRIEND)
+    found = learned(project)
+    assert found[("kate", "Katherine Smith")] == 2 * aliases.WEAK
+    assert found[("rob", "rsmith")] == aliases.STRONG
+    # "quick" goes on to a word, "bud" is a way of addressing anyone: no names.
+    assert set(learned(project, usable=False)) == {("kate", "Katherine Smith"), ("rob", "rsmith")}
+
+
+def test_a_writer_who_capitalises_gets_no_lower_case_names():
+    project = ProjectFactory()
+    chat(
+        project,
+        [
+            ("Katherine Smith", "Hey there."),
+            ("rsmith", "Hey kate! Morning."),
+            ("Katherine Smith", "Morning!"),
+            ("rsmith", "Thanks kate, see you."),
+        ],
+    )
+    assert learned(project, usable=False) == {}
+
+
 def test_self_introductions_personas_and_an_injected_prompt_name_the_agent():
     project = ProjectFactory()
     chat(
@@ -206,6 +240,8 @@ def test_reading_names_never_fails_and_finds_only_capitalised_uncommon_words(tex
         assert aliases.is_name(name) and weight in (aliases.WEAK, aliases.STRONG)
     for name in aliases.prompt_personas(text):
         assert aliases.is_name(name)
+    for name in aliases.lower_case_vocatives(text):
+        assert name.islower() and len(name) >= 3 and name not in aliases.NOT_NAMES
 
 
 @pytest.mark.django_db(transaction=True)
