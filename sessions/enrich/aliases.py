@@ -15,8 +15,8 @@ conversation does would miss that person's messages. Learned, per session, from:
 A word counts as a name only when it is capitalised, is no common word (``NOT_NAMES``, and it
 is not written in lower case elsewhere in the same messages: a name rarely is) and is nobody's
 own display name. Many people type everything in lower case ("hey kate!"): for a writer whose
-messages start in lower case, a greeting or thanks followed by a lower-case word that ends
-the sentence ("hey kate!", "thanks jo", "morning mel :)") is a weak sighting of a name, and
+messages start in lower case, a greeting or thanks opening a sentence, then a lower-case word
+ending it ("hey kate!", "thanks jo", "morning mel :)") is a weak sighting of a name, and
 their lower-case words do not count against others' capitalised names.
 
 ``evidence`` adds up, across the project, how often each was seen; strong
@@ -106,10 +106,12 @@ _ADDRESSING = (
 )
 OPENING_FORM = re.compile(rf"(?:^|(?<=[.!?]\s)|(?<=\n)){NAME},\s+(?={_ADDRESSING})")
 # "… how are you, Mel?": a sentence closed by a comma, the name and its punctuation.
-# "hey kate!", "thanks jo", "morning mel :)" from a writer in lower case: a greeting or thanks,
+# "hey kate!", "thanks jo", "ok morning mel :)" from a writer in lower case: a greeting or
+# thanks opening the message or a sentence (in lower case, "the night shifts?" is no greeting),
 # then a lower-case word that ends the sentence (the next character, if any, is no letter).
+_OPENING = r"(?:^|(?<=[.!?,;]\s)|(?<=\n)|(?<=\bok\s)|(?<=\boh\s)|(?<=\baw\s)|(?<=\bokay\s))"
 LOWER_GREETING_FORM = re.compile(
-    rf"{_BEFORE}{_GREETING},?\s+(?P<name>[a-z]{{3,}})(?=\s*(?:[^\w\s]|$))"
+    rf"{_OPENING}{_GREETING},?\s+(?P<name>[a-z]{{3,}})(?=\s*(?:[^\w\s]|$))"
 )
 CLOSING_FORM = re.compile(rf",\s+{NAME}\s*[!?.]+(?=\s|$|\W)")
 # "my name is Winston", "call me Jo": strong; "I'm Kate": weak ("I'm Fine" is no name, and

@@ -134,6 +134,7 @@ LOWER_CASE_FRIEND = [
     ("Katherine Smith", "I still can't believe the last goal."),
     ("rsmith", "thanks kate :) see you saturday"),
     ("rsmith", "hey quick question, is the bar still open?"),
+    ("rsmith", "are you still doing the night shifts?"),
     ("rsmith", "ok thanks bud"),
 ]
 
@@ -144,7 +145,8 @@ def test_a_writer_in_lower_case_names_people_in_lower_case_too():
     found = learned(project)
     assert found[("kate", "Katherine Smith")] == 2 * aliases.WEAK
     assert found[("rob", "rsmith")] == aliases.STRONG
-    # "quick" goes on to a word, "bud" is a way of addressing anyone: no names.
+    # "quick" goes on to a word, "bud" is a way of addressing anyone, "night" opens no
+    # sentence in "the night shifts?": no names.
     assert set(learned(project, usable=False)) == {("kate", "Katherine Smith"), ("rob", "rsmith")}
 
 
