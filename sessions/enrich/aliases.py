@@ -16,7 +16,7 @@ A word counts as a name only when it is capitalised, is no common word (``NOT_NA
 is not written in lower case elsewhere in the same messages: a name rarely is) and is nobody's
 own display name. Many people type everything in lower case ("hey kate!"): for a writer whose
 messages start in lower case, a greeting or thanks opening a sentence, then a lower-case word
-ending it ("hey kate!", "thanks jo", "morning mel :)") is a weak sighting of a name, and
+ending it ("hey kate!", "thanks rob", "morning mel :)") is a weak sighting of a name, and
 their lower-case words do not count against others' capitalised names.
 
 ``evidence`` adds up, across the project, how often each was seen; strong
@@ -106,7 +106,7 @@ _ADDRESSING = (
 )
 OPENING_FORM = re.compile(rf"(?:^|(?<=[.!?]\s)|(?<=\n)){NAME},\s+(?={_ADDRESSING})")
 # "… how are you, Mel?": a sentence closed by a comma, the name and its punctuation.
-# "hey kate!", "thanks jo", "ok morning mel :)" from a writer in lower case: a greeting or
+# "hey kate!", "thanks rob", "ok morning mel :)" from a writer in lower case: a greeting or
 # thanks opening the message or a sentence (in lower case, "the night shifts?" is no greeting),
 # then a lower-case word that ends the sentence (the next character, if any, is no letter).
 _OPENING = r"(?:^|(?<=[.!?,;]\s)|(?<=\n)|(?<=\bok\s)|(?<=\boh\s)|(?<=\baw\s)|(?<=\bokay\s))"
