@@ -148,6 +148,11 @@ def mark(snippet: str, highlights: list, bold: bool) -> str:
     return " ".join(snippet.split())
 
 
+def _where(message: dict) -> str:
+    """Who said it (its author in a chat of people, else its role) and its number."""
+    return f"{message.get('author') or message['role']} #{message['seq']}"
+
+
 def _rows(body: dict) -> list[tuple[dict, float, str, list[tuple[str, str, list]]]]:
     """(session, relevance, where, [(prefix, snippet, highlights), ...]) per row: one per
     message, or one per session when the results are grouped (or found by entity)."""
@@ -157,8 +162,7 @@ def _rows(body: dict) -> list[tuple[dict, float, str, list[tuple[str, str, list]
             hits = entry.get("hits", [])
             where = f"{len(hits)} hit(s)" if hits else f"{entry['session']['message_count']} msgs"
             snippets = [
-                (f"{h['message']['role']} #{h['message']['seq']}: ", h["snippet"], h["highlights"])
-                for h in hits[:3]
+                (f"{_where(h['message'])}: ", h["snippet"], h["highlights"]) for h in hits[:3]
             ]
             rows.append((entry["session"], entry["relevance"], where, snippets))
         return rows
@@ -166,7 +170,7 @@ def _rows(body: dict) -> list[tuple[dict, float, str, list[tuple[str, str, list]
         (
             hit["session"],
             hit["relevance"],
-            f"{hit['message']['role']} #{hit['message']['seq']}",
+            _where(hit["message"]),
             [("", hit["snippet"], hit["highlights"])],
         )
         for hit in body.get("results", [])
@@ -174,8 +178,8 @@ def _rows(body: dict) -> list[tuple[dict, float, str, list[tuple[str, str, list]
 
 
 def format_results(body: dict, *, bold: bool = False, width: int | None = None) -> str:
-    """A table of hits: relevance, session id, date, agent, role and message number, and the
-    snippet under each row (wrapped to ``width`` when given)."""
+    """A table of hits: relevance, session id, date, agent, who said it (author or role) and
+    the message number, and the snippet under each row (wrapped to ``width`` when given)."""
     rows = _rows(body)
     if not rows:
         return ""

@@ -254,6 +254,20 @@ def test_format_results_wraps_snippets_under_their_row():
     assert format_results({"results": []}) == ""
 
 
+def test_a_hit_in_a_chat_of_people_says_who_said_it():
+    session = {"id": "2026-11-29-whatsapp-8dd0a2", "started_at": "2026-11-29T10:00:00Z"}
+    session["agent_name"] = "whatsapp"
+    hit = {
+        "session": session,
+        "message": {"seq": 3, "role": "user", "author": "katherine_s"},
+        "snippet": "No, I switched to three days a week.",
+        "highlights": [],
+        "relevance": 0.8,
+    }
+    line = format_results({"results": [hit]}).splitlines()[1]
+    assert line.split()[-2:] == ["katherine_s", "#3"]
+
+
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
