@@ -36,6 +36,15 @@ def test_hybrid_search_shows_highlighted_hits(member_client, corpus):
     assert f'id="m-{seq}"'.encode() in page.content
 
 
+def test_a_hit_in_a_chat_of_people_shows_who_said_it(member_client, project):
+    from tests.search.test_aggregate import chat
+
+    chat(project, [("leo_22", "How is the new job?"), ("kate_m", "I love the clinic.")], 1)
+    embed_all()
+    body = member_client.get("/search?q=clinic+job").content.decode()
+    assert '<span class="role role-user" title="User">kate_m</span>' in body
+
+
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
 def test_modes_and_filters(member_client, corpus, mode):
     response = member_client.get(f"/search?q=release+production&mode={mode}&agent=devops")
