@@ -149,8 +149,10 @@ def mark(snippet: str, highlights: list, bold: bool) -> str:
 
 
 def _where(message: dict) -> str:
-    """Who said it (its author in a chat of people, else its role) and its number."""
-    return f"{message.get('author') or message['role']} #{message['seq']}"
+    """Who said it (the author of a user's or assistant's message, else its role) and its
+    number."""
+    person = message["role"] in ("user", "assistant") and message.get("author")
+    return f"{person or message['role']} #{message['seq']}"
 
 
 def _rows(body: dict) -> list[tuple[dict, float, str, list[tuple[str, str, list]]]]:

@@ -264,8 +264,10 @@ def test_a_hit_in_a_chat_of_people_says_who_said_it():
         "highlights": [],
         "relevance": 0.8,
     }
-    line = format_results({"results": [hit]}).splitlines()[1]
-    assert line.split()[-2:] == ["katherine_s", "#3"]
+    tool = {**hit, "message": {"seq": 4, "role": "tool", "author": "search_flights"}}
+    lines = format_results({"results": [hit, tool]}).splitlines()
+    assert lines[1].split()[-2:] == ["katherine_s", "#3"]
+    assert lines[3].split()[-2:] == ["tool", "#4"]  # a tool's name is no person
 
 
 @pytest.mark.parametrize(
