@@ -16,6 +16,11 @@ search API, with BM25 and dense baselines over the same texts in the same run.
   ``bench/coding_questions.yaml``, whose gold (a substring) must match exactly one stored
   message of the question's source file. Message recall@1/@5/@10 and MRR per category.
 
+Asked for by name only (``--sets locomo-chat``): **locomo-chat**, LoCoMo as people chat
+(``bench/retrieval_sets.py``): each turn sent sentence by sentence, handles for names, the
+second speaker in lower case; LoCoMo's questions, a turn found when any of its messages is;
+no context recall.
+
 Baselines rank the same messages (LoCoMo: "<speaker>: <text>"; the others: the content):
 BM25, BM25 over PostgreSQL's English lexemes (``bm25-en``) and dense-only exact cosine with the
 product's model over each message's first 256 word pieces (the product embeds long messages
