@@ -105,7 +105,6 @@ _ADDRESSING = (
     r"is|please|thanks|thank|remember|guess|look|listen|check|tell|let|don't|any)\b"
 )
 OPENING_FORM = re.compile(rf"(?:^|(?<=[.!?]\s)|(?<=\n)){NAME},\s+(?={_ADDRESSING})")
-# "… how are you, Mel?": a sentence closed by a comma, the name and its punctuation.
 # "hey kate!", "thanks rob", "ok morning mel :)" from a writer in lower case: a greeting or
 # thanks opening the message or a sentence (in lower case, "the night shifts?" is no greeting),
 # then a lower-case word that ends the sentence (the next character, if any, is no letter).
@@ -113,6 +112,7 @@ _OPENING = r"(?:^|(?<=[.!?,;]\s)|(?<=\n)|(?<=\bok\s)|(?<=\boh\s)|(?<=\baw\s)|(?<
 LOWER_GREETING_FORM = re.compile(
     rf"{_OPENING}{_GREETING},?\s+(?P<name>[a-z]{{3,}})(?=\s*(?:[^\w\s]|$))"
 )
+# "… how are you, Mel?": a sentence closed by a comma, the name and its punctuation.
 CLOSING_FORM = re.compile(rf",\s+{NAME}\s*[!?.]+(?=\s|$|\W)")
 # "my name is Winston", "call me Jo": strong; "I'm Kate": weak ("I'm Fine" is no name, and
 # the lower-case check cannot always tell).
