@@ -179,13 +179,15 @@ class LocomoSet(CapturedSet):
     name = "locomo"
     turn_ks, session_ks = (1, 5, 10, 20), (1, 3)
     headline_parts = ("tune", "holdout", "all")
+    units_of = staticmethod(locomo_units)
+    context_recall = True
 
     def __init__(self, indices: list[int]):
-        super().__init__(list(locomo_units(indices).values()))
+        super().__init__(list(self.units_of(indices).values()))
 
     def after_unit(self, args, unit: Unit, client, extra: dict) -> None:
         extra.setdefault("skipped", []).extend(unit.skipped)
-        if args.no_context:
+        if args.no_context or not self.context_recall:
             return
         for budget in CONTEXT_BUDGETS:
             recalls, tokens = api.context_recall(
@@ -211,15 +213,11 @@ class LocomoChatSet(LocomoSet):
     gold turn's text is split over several messages."""
 
     name = "locomo-chat"
-
-    def __init__(self, indices: list[int]):
-        CapturedSet.__init__(self, list(locomo_chat_units(indices).values()))
+    units_of = staticmethod(locomo_chat_units)
+    context_recall = False
 
     def message_key(self, client_id: str) -> str:
         return turn_of(client_id)
-
-    def after_unit(self, args, unit: Unit, client, extra: dict) -> None:
-        extra.setdefault("skipped", []).extend(unit.skipped)
 
 
 class LongMemEvalSet(CapturedSet):

@@ -198,9 +198,9 @@ def locomo_chat_units(indices: list[int], data: list[dict] | None = None) -> dic
             messages = []
             for m in body["messages"]:
                 content = m["content"].lower() if m["author"] == lower else m["content"]
+                author = handle(m["author"])
                 for n, piece in enumerate(chat_pieces(content)):
                     key = f"{m['client_id']}{CHAT_PIECE}{n}"
-                    author = handle(m["author"])
                     messages.append({**m, "author": author, "content": piece, "client_id": key})
                     docs[key] = f"{author}: {piece}"
             sessions.append({**body, "title": title, "messages": messages})

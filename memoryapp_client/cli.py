@@ -149,10 +149,9 @@ def mark(snippet: str, highlights: list, bold: bool) -> str:
 
 
 def _where(message: dict) -> str:
-    """Who said it (the author of a user's or assistant's message, else its role) and its
-    number."""
-    person = message["role"] in ("user", "assistant") and message.get("author")
-    return f"{person or message['role']} #{message['seq']}"
+    """The message's role, its author when it has one, and its number."""
+    author = message.get("author")
+    return f"{message['role']}{' ' + author if author else ''} #{message['seq']}"
 
 
 def _rows(body: dict) -> list[tuple[dict, float, str, list[tuple[str, str, list]]]]:
@@ -180,8 +179,8 @@ def _rows(body: dict) -> list[tuple[dict, float, str, list[tuple[str, str, list]
 
 
 def format_results(body: dict, *, bold: bool = False, width: int | None = None) -> str:
-    """A table of hits: relevance, session id, date, agent, who said it (author or role) and
-    the message number, and the snippet under each row (wrapped to ``width`` when given)."""
+    """A table of hits: relevance, session id, date, agent, role, author and message
+    number, and the snippet under each row (wrapped to ``width`` when given)."""
     rows = _rows(body)
     if not rows:
         return ""

@@ -266,8 +266,8 @@ def test_a_hit_in_a_chat_of_people_says_who_said_it():
     }
     tool = {**hit, "message": {"seq": 4, "role": "tool", "author": "search_flights"}}
     lines = format_results({"results": [hit, tool]}).splitlines()
-    assert lines[1].split()[-2:] == ["katherine_s", "#3"]
-    assert lines[3].split()[-2:] == ["tool", "#4"]  # a tool's name is no person
+    assert lines[1].split()[-3:] == ["user", "katherine_s", "#3"]
+    assert lines[3].split()[-3:] == ["tool", "search_flights", "#4"]
 
 
 @pytest.mark.parametrize(

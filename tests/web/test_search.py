@@ -42,7 +42,7 @@ def test_a_hit_in_a_chat_of_people_shows_who_said_it(member_client, project):
     chat(project, [("leo_22", "How is the new job?"), ("kate_m", "I love the clinic.")], 1)
     embed_all()
     body = member_client.get("/search?q=clinic+job").content.decode()
-    assert '<span class="role role-user speaker" title="User: kate_m">kate_m</span>' in body
+    assert '<span class="author">kate_m</span> · #1' in body
 
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
