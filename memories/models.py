@@ -219,6 +219,12 @@ class Memory(models.Model):
                 name="memory_open_findings_idx",
             ),
             models.Index(fields=["session"], name="memory_session_idx"),
+            # The trash: its list, and the daily purge of what is past the recovery window.
+            models.Index(
+                fields=["team", "-deleted_at"],
+                condition=models.Q(status="deleted"),
+                name="memory_trash_idx",
+            ),
             models.Index(
                 fields=["team", "person"], condition=~models.Q(person=""), name="memory_person_idx"
             ),
@@ -347,4 +353,4 @@ class MemoryExtraction(models.Model):
 
 
 # The diary's model lives in its own package; imported here so Django registers it.
-from memories.diary.models import DiaryEntry  # noqa: E402, F401
+from memories.diary.models import DiaryDue, DiaryEntry  # noqa: E402, F401

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Count
 from django.dispatch import receiver
 from django.utils import timezone
 
 from memories.enrich.poke import poke_extraction
 from memories.forget import decay
-from memories.models import Memory, MemoryEvidence, MemoryExtraction, Origin
+from memories.models import MemoryExtraction
 from sessions.models import EnrichmentStatus
-from sessions.signals import decay_due, message_removed, session_enriched
+from sessions.signals import decay_due, session_enriched
 
 
 @receiver(session_enriched)
@@ -25,23 +24,6 @@ def extraction_due(sender, session_id: int, team_id: int, through_seq: int, **kw
             status=EnrichmentStatus.PENDING
         ).update(status=EnrichmentStatus.PENDING, attempts=0, error="", updated_at=timezone.now())
         transaction.on_commit(poke_extraction)
-
-
-@receiver(message_removed)
-def forget_removed_message(sender, message_id: int, session_id: int, **kwargs) -> None:
-    """A removed message takes with it the memories extracted from it alone; others only lose
-    it as evidence (their own words stay: an agent or a person wrote them)."""
-    memory_ids = list(
-        MemoryEvidence.objects.filter(message_id=message_id).values_list("memory_id", flat=True)
-    )
-    MemoryEvidence.objects.filter(message_id=message_id).delete()
-    orphans = (
-        Memory.objects.filter(pk__in=memory_ids, origin=Origin.EXTRACTOR)
-        .annotate(left=Count("evidence"))
-        .filter(left=0)
-        .values_list("pk", flat=True)
-    )
-    Memory.objects.filter(pk__in=list(orphans)).delete()
 
 
 @receiver(decay_due)

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 from celery import shared_task
 from django.utils import timezone
 
-from memories.diary import distill
+from memories.diary import distill, due
 from memories.enrich import run
 from memories.enrich.poke import EXTRACTION
 from sessions.enrich import pipeline
@@ -54,10 +54,23 @@ def sweep() -> dict:
 @shared_task(name="memories.tasks.distill_diaries", ignore_result=True, **RETRYING)
 def distill_diaries(day: str = "") -> dict:
     """Beat, daily: the diary entries of yesterday (now complete) and of today so far; with
-    ``day`` (YYYY-MM-DD), that day's. Re-running a day updates its entries."""
+    ``day`` (YYYY-MM-DD), that day's. Re-running a day updates its entries. Then every day
+    marked due (``memories/diary/due.py``)."""
     days = [date.fromisoformat(day)] if day else [timezone.now().date() - timedelta(days=1)]
     if not day:
         days.append(timezone.now().date())
     # One team at a time: each team's day is written in its own transaction.
     team_ids = list(Team.objects.order_by("pk").values_list("pk", flat=True))
-    return {d.isoformat(): sum(distill.distill_day(d, team_id=t) for t in team_ids) for d in days}
+    written = {
+        d.isoformat(): sum(distill.distill_day(d, team_id=t) for t in team_ids) for d in days
+    }
+    for marked, count in due.distill_due().items():
+        written[marked] = written.get(marked, 0) + count
+    return written
+
+
+@shared_task(name="memories.tasks.distill_due_diaries", ignore_result=True, **RETRYING)
+def distill_due_diaries() -> dict:
+    """Beat, every few minutes: the days whose material changed (a late or imported
+    session, an erasure, an anonymisation, a restore) are distilled again."""
+    return due.distill_due()

@@ -335,6 +335,10 @@ if PHONE_DEFAULT_REGION not in phonenumbers.SUPPORTED_REGIONS | {"ZZ"}:
         "DE); ZZ finds only numbers written with + and a country code"
     )
 
+# How often the days marked due are distilled again (an erased session leaves its diary
+# entries at once; the day comes back without it within this).
+DIARY_DUE_INTERVAL_SECONDS = env_int("DIARY_DUE_INTERVAL_SECONDS", 300, minimum=10)
+
 CELERY_BEAT_SCHEDULE = {
     # Re-enqueue enrichment left pending (broker or worker outage, crashed task).
     "sweep-enrichment": {
@@ -391,6 +395,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memories.tasks.distill_diaries",
         "schedule": crontab(hour=0, minute=30),
         "options": {"expires": 12 * 3600},
+    },
+    # The days whose material changed since they were distilled (memories/diary/due.py).
+    "distill-due-diaries": {
+        "task": "memories.tasks.distill_due_diaries",
+        "schedule": DIARY_DUE_INTERVAL_SECONDS,
+        "options": {"expires": DIARY_DUE_INTERVAL_SECONDS},
     },
 }
 

@@ -471,6 +471,7 @@ class DeletionScope(models.TextChoices):
     FILTER = "filter", "Sessions matching a filter"
     SELECTION = "selection", "Selected sessions"
     RETENTION = "retention", "Retention policy"
+    MEMORY = "memory", "Memories"
 
 
 class DeletionRecord(models.Model):
@@ -508,6 +509,16 @@ class DeletionRecord(models.Model):
         null=True, blank=True, help_text="Empty when it cannot be undone (a removed message)."
     )
     restored_sessions = models.PositiveIntegerField(default=0)
+    # A deletion of memories (scope "memory"): their readable ids (DEC-001: ids, not content)
+    # and how many of them were restored.
+    memories = models.PositiveIntegerField(default=0)
+    memory_ids = ArrayField(
+        models.CharField(max_length=24),
+        default=list,
+        blank=True,
+        help_text="Readable ids of the memories it moved to the trash.",
+    )
+    restored_memories = models.PositiveIntegerField(default=0)
     purged_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

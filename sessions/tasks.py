@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from sessions.enrich import pipeline
 from sessions.enrich.poke import more_work_arrived, poke_enrichment
-from sessions.forget import access, anonymize, archive, decay, retention
+from sessions.forget import access, anonymize, archive, decay, derived, retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
 from sessions.signals import decay_due
@@ -96,6 +96,8 @@ def purge_trash() -> int:
     """Beat, daily: purge for good the trashed sessions past their project's trash days."""
     purged = purge_expired()
     logger.info("purged %d session(s) past their trash window", purged)
+    # Then what derives from sessions and has its own trash (deleted memories).
+    derived.purge_expired(timezone.now())
     return purged
 
 

@@ -42,6 +42,7 @@ PINNED_TASK_NAMES = {
     "memories.tasks.extract_pending",
     "memories.tasks.sweep",
     "memories.tasks.distill_diaries",
+    "memories.tasks.distill_due_diaries",
 }
 
 

@@ -69,3 +69,20 @@ class DiaryEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.person}/{self.character}/{self.day:%Y-%m-%d}"
+
+
+class DiaryDue(models.Model):
+    """A team's day whose diary must be distilled again: its material changed (a late or
+    imported session, a trash, restore or purge, a removed message, an anonymisation, a
+    memory recorded or deleted). The beat task distils every marked day and unmarks it
+    (``memories/diary/due.py``); marking twice is one row."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    day = models.DateField()
+    marked_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "day"], name="diary_due_uniq")]
+
+    def __str__(self) -> str:
+        return f"diary of team {self.team_id} on {self.day:%Y-%m-%d} due"

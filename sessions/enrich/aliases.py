@@ -366,16 +366,34 @@ def learn(session, new: list, *, from_scratch: bool) -> AliasUpdate:
     return AliasUpdate(contribution, changes)
 
 
-def withdraw(session) -> None:
-    """Take a session's contribution out of its project's aliases: it went to the trash.
-    Called in the transaction that moved it, under its row lock; the contribution stays in
-    its metadata for ``give_back``."""
-    _take_back(session, [(f, f.weight) for f in _contribution(_metadata_of(session)).values()])
+def withdraw(session) -> int:
+    """Take a session's contribution out of its project's aliases: it went to the trash (or
+    is being anonymised). Called in the transaction that changes it, under its row lock; the
+    contribution stays in its metadata for ``give_back``. Returns the names deleted."""
+    found = _contribution(_metadata_of(session)).values()
+    return _take_back(session, [(f, f.weight) for f in found])
 
 
-def give_back(session) -> None:
-    """Put a restored session's contribution back (the transaction that restored it)."""
-    _upsert(session, [(f, f.weight) for f in _contribution(_metadata_of(session)).values()])
+def give_back(session) -> int:
+    """Put a restored session's contribution back (the transaction that restored it).
+    Returns how many names it gives evidence for."""
+    found = [f for f in _contribution(_metadata_of(session)).values() if f.alias != f.speaker]
+    _upsert(session, [(f, f.weight) for f in found])
+    return len(found)
+
+
+def _sessions(session_ids: list[int]):
+    return Session.objects.filter(pk__in=session_ids).only("id", "team_id", "project_id")
+
+
+def withdraw_all(session_ids: list[int]) -> Counter:
+    """``withdraw`` each of these sessions (sessions/forget/derived.py's ``trashed``)."""
+    return Counter(aliases=sum(withdraw(s) for s in _sessions(session_ids).order_by("pk")))
+
+
+def give_back_all(session_ids: list[int]) -> Counter:
+    """``give_back`` each of these sessions (sessions/forget/derived.py's ``restored``)."""
+    return Counter(aliases=sum(give_back(s) for s in _sessions(session_ids).order_by("pk")))
 
 
 def _metadata_of(session) -> dict:
@@ -435,11 +453,18 @@ def _upsert(session, rows: Iterable[tuple[Found, int]]) -> None:
         )
 
 
-def _take_back(session, rows: list[tuple[Found, int]]) -> None:
+def _take_back(session, rows: list[tuple[Found, int]]) -> int:
+    """Take evidence back; a name left with none is deleted (it names someone nobody's
+    session shows any more: a trashed session's contribution comes back on restore).
+    Returns how many rows were deleted."""
+    dropped = 0
     for found, amount in sorted(rows, key=lambda r: r[0].key):
-        SpeakerAlias.objects.filter(
+        row = SpeakerAlias.objects.filter(
             project_id=session.project_id,
             alias_key=found.alias.lower(),
             speaker=found.speaker,
             is_agent=found.is_agent,
-        ).update(evidence=Greatest(F("evidence") - amount, 0))
+        )
+        row.update(evidence=Greatest(F("evidence") - amount, 0))
+        dropped += row.filter(evidence__lte=0).delete()[0]
+    return dropped

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, QuerySet, Value
 from django.utils import timezone
 
-from sessions.enrich import aliases
+from sessions.forget import derived
 from sessions.forget.records import last_actor, note_purged, note_restored, record_deletion
 from sessions.models import DeletionScope, Session
 
@@ -67,7 +67,7 @@ def soft_delete(session: Session, *, by=None, reason: str = "", record: bool = T
             fields=["deleted_at", "deleted_by", "delete_reason", "message_count", "size_bytes"]
         )
         if changed:
-            aliases.withdraw(session)
+            derived.trashed([session.pk])
         if changed and record:
             record_deletion([session], DeletionScope.SESSION, by=by, reason=reason)
     if not changed:
@@ -88,7 +88,7 @@ def restore(session: Session) -> Session:
             deleted_at=None, deleted_by=None, delete_reason="", updated_at=timezone.now()
         )
         if changed:
-            aliases.give_back(session)
+            derived.restored([session.pk])
             note_restored([session.public_id])
     if not changed:
         raise LifecycleConflict(f"session {session.public_id} is not in the trash", ALIVE_STATE)
@@ -155,6 +155,7 @@ def trash_locked(sessions: QuerySet, *, by=None, reason: str = "", now=None) -> 
             deleted_by=by if getattr(by, "pk", None) else None,
             delete_reason=reason[:500],
         )
+        derived.trashed([s.pk for s in locked])
     return locked
 
 
@@ -177,4 +178,5 @@ def _purge(pks: list[int]) -> int:
         if not locked:
             return 0
         note_purged(locked.values())
+        derived.purging(list(locked))
         return Session.objects.filter(pk__in=locked).delete()[1].get("agent_sessions.Session", 0)

@@ -37,6 +37,7 @@ from django.utils import timezone
 from sessions.capture.keyword_context import BEFORE, forget_context, index_context
 from sessions.enrich.pipeline import embed_followers_again
 from sessions.enrich.poke import poke_enrichment
+from sessions.forget import derived
 from sessions.forget.lifecycle import LifecycleConflict, in_trash_state
 from sessions.forget.records import actor_label, record_deletion
 from sessions.models import (
@@ -49,7 +50,6 @@ from sessions.models import (
     MessageChunk,
     Session,
 )
-from sessions.signals import message_removed
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ def remove_message(session: Session, seq: int, *, by, reason: str = "") -> Remov
             Session.objects.filter(pk=locked.pk).update(title="")
         _tombstone(message, by)
         _forget_derived(locked, message)
-        message_removed.send(sender=Message, message_id=message.pk, session_id=locked.pk)
+        derived.message_removed(locked, message)
         Session.objects.filter(pk=locked.pk).update(
             size_bytes=Greatest(F("size_bytes") - size, Value(0))
         )
