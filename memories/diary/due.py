@@ -64,17 +64,16 @@ def mark_sessions(session_ids: Iterable[int]) -> int:
     return mark((team, day) for team, start, end in rows for day in days_between(start, end))
 
 
-def mark_late(session_ids: Iterable[int]) -> int:
-    """Mark the past days of new sessions (imported, or captured late): the daily run
-    distils yesterday and today only once today is over."""
-    from sessions.models import Session
-
+def mark_late(sessions) -> int:
+    """Mark the past days of sessions (rows) that got new messages (imported, or captured
+    late): the daily run distils yesterday and today only once today is over. No query
+    for a session of today."""
     today = datetime.now(UTC).date()
-    rows = Session.objects.filter(pk__in=list(session_ids)).values_list(
-        "team_id", "started_at", "ended_at"
-    )
     return mark(
-        (team, day) for team, start, end in rows for day in days_between(start, end) if day < today
+        (session.team_id, day)
+        for session in sessions
+        for day in days_between(session.started_at, session.ended_at)
+        if day < today
     )
 
 

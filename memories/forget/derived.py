@@ -5,10 +5,11 @@
   on restore); the diary entries that list it are deleted now and their days marked due,
   so the day is distilled again without it (and again with it after a restore).
 - Purge: memories of the session go with its row (a cascade), and so do evidence rows in
-  it; an extracted memory left with no evidence at all goes too (it was read from those
-  messages alone). Memories written by agents or people keep their own words.
-- A removed message: its evidence and quotes go; an extracted memory it was the only
-  evidence of goes.
+  it; an extracted memory read in part from it goes too, and the other sessions it was
+  read from are read again (``_read_again``). Memories written by agents or people keep
+  their own words and lose the evidence.
+- A removed message: its evidence and quotes go; extracted memories read from it go, and
+  what else they were read from is read again.
 - Anonymisation: the memories of the session, and those with evidence in it, are rewritten
   with the session's anonymizer (content, details, person, agent, topic, tags, quotes) and
   embedded again from the new text; the session's diary entries are deleted and their days
@@ -20,12 +21,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.db.models import Count, Q
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from memories.diary import due
 from memories.diary.models import DiaryEntry
-from memories.models import Memory, MemoryEvidence, Origin
+from memories.enrich.poke import poke_extraction
+from memories.models import Memory, MemoryEvidence, MemoryExtraction, Origin
 from sessions.forget.derived import Derived
+from sessions.models import EnrichmentStatus
 
 
 def _public_ids(session_ids: list[int]) -> list[str]:
@@ -34,18 +39,33 @@ def _public_ids(session_ids: list[int]) -> list[str]:
     return list(Session.objects.filter(pk__in=session_ids).values_list("public_id", flat=True))
 
 
-def _drop_unsupported(memory_ids) -> int:
-    """Extracted memories with no evidence left: they were read from what was erased."""
-    orphans = (
-        Memory.objects.filter(pk__in=list(memory_ids), origin=Origin.EXTRACTOR)
-        .annotate(left=Count("evidence"))
-        .filter(left=0)
-    )
-    pks = list(orphans.values_list("pk", flat=True))
+def _read_again(memory_ids, *, erased_sessions=()) -> int:
+    """Extracted memories that lost evidence are readings of erased text: their content,
+    details and vector may quote it, even when another message said the same (a restatement
+    was merged into them). They go, and the sessions of their remaining evidence are read
+    again from their first message (a replay: what is still recorded is not duplicated),
+    so what those messages say comes back in their own words. Returns how many went."""
+    lost = Memory.objects.filter(pk__in=list(memory_ids), origin=Origin.EXTRACTOR)
+    pks = list(lost.values_list("pk", flat=True))
     if not pks:
         return 0
+    again = set(
+        MemoryEvidence.objects.filter(memory_id__in=pks)
+        .exclude(session_id__in=list(erased_sessions))
+        .values_list("session_id", flat=True)
+    )
     due.mark_memories(Memory.objects.filter(pk__in=pks).only("team_id", "occurred_at", "session"))
-    return Memory.objects.filter(pk__in=pks).delete()[1].get("memories.Memory", 0)
+    gone = Memory.objects.filter(pk__in=pks).delete()[1].get("memories.Memory", 0)
+    if again:
+        MemoryExtraction.objects.filter(session_id__in=again).update(
+            status=EnrichmentStatus.PENDING,
+            through_seq=-1,
+            attempts=0,
+            error="",
+            updated_at=timezone.now(),
+        )
+        transaction.on_commit(poke_extraction)
+    return gone
 
 
 def _forget_diaries(session_ids: list[int]) -> Counter:
@@ -63,14 +83,16 @@ class MemoriesDerived(Derived):
 
     def purging(self, session_ids):
         counts = _forget_diaries(session_ids)
-        elsewhere = MemoryEvidence.objects.filter(session_id__in=session_ids).exclude(
-            memory__session_id__in=session_ids
+        # Extracted memories read (in part) from these sessions, wherever they belong: the
+        # rest of them is read again. Memories of these sessions go with their rows.
+        read_from = MemoryEvidence.objects.filter(session_id__in=session_ids)
+        memory_ids = set(read_from.values_list("memory_id", flat=True))
+        memory_ids |= set(
+            Memory.objects.filter(session_id__in=session_ids).values_list("pk", flat=True)
         )
-        memory_ids = set(elsewhere.values_list("memory_id", flat=True))
-        elsewhere.delete()
-        counts["memories"] += _drop_unsupported(memory_ids)
-        own = Memory.objects.filter(session_id__in=session_ids)
-        counts["memories"] += own.count()  # (deleted with their sessions' rows)
+        counts["memories"] += _read_again(memory_ids, erased_sessions=session_ids)
+        read_from.delete()
+        counts["memories"] += Memory.objects.filter(session_id__in=session_ids).count()
         return counts
 
     def message_removed(self, session, message):
@@ -78,7 +100,7 @@ class MemoriesDerived(Derived):
         memory_ids = set(evidence.values_list("memory_id", flat=True))
         evidence.delete()
         counts = _forget_diaries([session.pk])
-        counts["memories"] += _drop_unsupported(memory_ids)
+        counts["memories"] += _read_again(memory_ids)
         return counts
 
     def anonymise(self, session, anonymizer, *, write):
@@ -115,8 +137,8 @@ class MemoriesDerived(Derived):
             entries.delete()
         return counts
 
-    def captured(self, session_ids):
-        return Counter(diary_days=due.mark_late(session_ids))
+    def captured(self, sessions):
+        return Counter(diary_days=due.mark_late(sessions))
 
     def purge_expired(self, now):
         from memories.forget import trash

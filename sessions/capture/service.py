@@ -42,6 +42,7 @@ from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wan
 from sessions.capture.redaction import RedactionPolicy
 from sessions.capture.sanitize import clean_json, clean_text
 from sessions.embedding.tokens import count_tokens
+from sessions.forget import derived
 from sessions.forget.archive import requeue_unembedded
 from sessions.forget.compaction import (
     READ_RECENTLY,
@@ -118,6 +119,7 @@ def capture_session(project: Project, parsed: ParsedSession) -> CaptureResult:
     with transaction.atomic():
         _lock_external_ids(project, [parsed.external_id])
         result = _capture_in_transaction(project, parsed)
+        _late([result])
     _after_commit([result])
     return result
 
@@ -128,6 +130,7 @@ def capture_sessions(project: Project, parsed_sessions: Iterable[ParsedSession])
     with transaction.atomic():
         _lock_external_ids(project, [parsed.external_id for parsed in parsed_sessions])
         results = [_capture_in_transaction(project, parsed) for parsed in parsed_sessions]
+        _late(results)
     _after_commit(results)
     return results
 
@@ -158,6 +161,7 @@ def append_messages(
             )
         result = CaptureResult(session=locked, created=False)
         _store_messages(result, messages, resend=False)
+        _late([result])
     _after_commit([result])
     return result
 
@@ -421,6 +425,14 @@ def _make_room(result: CaptureResult, added_bytes: int) -> None:
             label=session.external_id or session.public_id,
             why=why,
         )
+
+
+def _late(results: list[CaptureResult]) -> None:
+    """New messages of sessions of past days (an import, a late capture): their days'
+    diaries are distilled again (sessions/forget/derived.py ``captured``)."""
+    sessions = [result.session for result in results if result.added]
+    if sessions:
+        derived.captured(sessions)
 
 
 def _after_commit(results: list[CaptureResult]) -> None:

@@ -32,7 +32,9 @@ from sessions.capture.keyword_context import index_context
 from sessions.capture.personal_data import find_emails, find_ips, find_phones, replace_found
 from sessions.capture.sanitize import clean_json
 from sessions.embedding.tokens import count_tokens
+from sessions.enrich import aliases
 from sessions.enrich.pipeline import ENRICH_LOCK_SPACE, embed_followers_again
+from sessions.forget import derived
 from sessions.forget.placeholders import (
     Pseudonyms,
     Vocabulary,
@@ -45,6 +47,7 @@ from sessions.models import EnrichmentStatus, Entity, Message, MessageChunk, Ses
 logger = logging.getLogger(__name__)
 
 KINDS = ("user", "project", "path", "email", "phone", "ip")
+DERIVED_KINDS = ("memories", "evidence_quotes", "diary_entries", "aliases")
 EXCERPTS = 5
 EXCERPT_CHARS = 80
 # One anonymisation per project at a time: placeholders are numbered per project.
@@ -95,6 +98,9 @@ class Outcome:
     sessions_changed: int = 0
     messages_changed: int = 0
     entities_changed: int = 0
+    # What is derived from the sessions, by kind: memories, evidence quotes, diary entries
+    # and speaker aliases (sessions/forget/derived.py).
+    derived: Counter = field(default_factory=Counter)
     replacements: Counter = field(default_factory=Counter)  # by kind
     mapping: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     excerpts: list[dict] = field(default_factory=list)
@@ -110,6 +116,7 @@ class Outcome:
             "sessions_changed": self.sessions_changed,
             "messages_changed": self.messages_changed,
             "entities_changed": self.entities_changed,
+            "derived_changed": {kind: self.derived.get(kind, 0) for kind in DERIVED_KINDS},
             "replacements": {kind: self.replacements.get(kind, 0) for kind in KINDS},
             "mapping": {label: sorted(found) for label, found in sorted(self.mapping.items())},
             "excerpts": self.excerpts,
@@ -319,11 +326,37 @@ def _rewrite(session: Session, run: Run, *, write: bool) -> None:
     outcome.sessions_changed += bool(session_fields or changed_messages or changed_entities)
     outcome.messages_changed += len(changed_messages)
     outcome.entities_changed += len(changed_entities)
-    if not write or not (session_fields or changed_messages or changed_entities):
+    if "metadata" in session_fields:
+        outcome.derived["aliases"] += _aliases_changed(session, session_fields["metadata"])
+    if not write:
+        outcome.derived.update(derived.anonymise(session, anonymizer, write=False))
         return
+    if session_fields or changed_messages or changed_entities:
+        _write_session(session, run, session_fields, changed_messages, reembed)
+        _write_entities(entities, changed_entities)
+    # Memories, their quotes and vectors, diary entries: rewritten with the same
+    # placeholders (a memory may name the person when the session no longer needs to).
+    outcome.derived.update(derived.anonymise(session, anonymizer, write=True))
     pseudonyms.save()
+
+
+def _aliases_changed(session: Session, metadata: dict) -> int:
+    """Speaker aliases the session's contribution changes (the anonymised metadata's)."""
+    before = {tuple(row[:2]) for row in session.metadata.get(aliases.METADATA_KEY) or []}
+    after = {tuple(row[:2]) for row in (metadata or {}).get(aliases.METADATA_KEY) or []}
+    return len(before - after)
+
+
+def _write_session(
+    session: Session, run: Run, session_fields: dict, changed_messages: list, reembed: list
+) -> None:
+    # The session's contribution to its project's speaker aliases is taken out under its
+    # old names and given back under the new ones (from the anonymised metadata). A session
+    # in the trash has none in them (withdrawn when it was trashed; restore gives it back).
+    counted = session.deleted_at is None
+    if counted:
+        aliases.withdraw(session)
     _write_messages(session, changed_messages, reembed)
-    _write_entities(entities, changed_entities)
     now = timezone.now()
     updates = {**session_fields, "updated_at": now}
     if reembed or "summary" in session_fields:
@@ -332,7 +365,9 @@ def _rewrite(session: Session, run: Run, *, write: bool) -> None:
             embedding=None, embedding_model="", enrichment_status=EnrichmentStatus.PENDING
         )
     Session.objects.filter(pk=session.pk).update(**updates)
-    outcome.left_to_embed = outcome.left_to_embed or "enrichment_status" in updates
+    if counted:
+        aliases.give_back(session)
+    run.outcome.left_to_embed = run.outcome.left_to_embed or "enrichment_status" in updates
 
 
 def _write_messages(session: Session, changed: list, reembed: list[Message]) -> None:
@@ -410,4 +445,16 @@ def anonymize_project(
         anonymize_session(session, run, by=by)
         if progress is not None:
             progress(done, total)
+    # What belongs to no session: memories recorded by agents or people, diary entries.
+    anonymizer = Anonymizer(run.config, run.vocabulary, run.pseudonyms, run.outcome)
+    with transaction.atomic():
+        if not dry_run:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(%s, %s)", [PROJECT_LOCK_SPACE, project.pk]
+                )
+            run.pseudonyms.reload()
+        run.outcome.derived.update(derived.anonymise_rest(project, anonymizer, write=not dry_run))
+        if not dry_run:
+            run.pseudonyms.save()
     return run.outcome

@@ -17,7 +17,8 @@ they call each kind of derived artefact:
   made again from the new text; with ``write=False`` it only counts (the preview);
 - ``anonymise_rest(project, anonymizer, write=)``: after a whole project, what belongs to
   no session (memories recorded by agents or people) and names its people;
-- ``captured(ids)``: new material for a day that was already distilled (late or imported);
+- ``captured(sessions)``: sessions (rows) got new messages: a past day's material changed
+  (a late capture, an import);
 - ``purge_expired(now)``: the daily purge; each kind empties its own trash.
 
 The apps that stand on this one (``memories``) register a ``Derived`` in their
@@ -52,7 +53,7 @@ class Derived:
     def anonymise_rest(self, project, anonymizer, *, write: bool) -> Counter:
         return Counter()
 
-    def captured(self, session_ids: list[int]) -> Counter:
+    def captured(self, sessions: list) -> Counter:
         return Counter()
 
     def purge_expired(self, now) -> Counter:
@@ -115,9 +116,8 @@ def anonymise_rest(project, anonymizer, *, write: bool) -> Counter:
     return _each("anonymise_rest", project, anonymizer, write=write)
 
 
-def captured(session_ids: Iterable[int]) -> Counter:
-    ids = _ids(session_ids)
-    return _each("captured", ids) if ids else Counter()
+def captured(sessions: list) -> Counter:
+    return _each("captured", sessions) if sessions else Counter()
 
 
 def purge_expired(now) -> Counter:

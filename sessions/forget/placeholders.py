@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from sessions.models import Message, Pseudonym, Session
+from sessions.models import Message, Pseudonym, Session, SpeakerAlias
 from teams.models import Membership, Project
 
 # Metadata keys whose string value names a person.
@@ -117,6 +117,14 @@ def project_vocabulary(project: Project) -> Vocabulary:
         vocabulary.add_person(name)
     for metadata in sessions.exclude(metadata={}).values_list("metadata", flat=True):
         vocabulary.add_people_in(metadata)
+    # What people are called besides their names ("Kate" for katherine_s), as learned from
+    # the sessions: the same person, the same placeholder. Capitalised: a learned alias is
+    # a proper name, and "will" in lower case is not Will.
+    known = SpeakerAlias.objects.filter(project=project, is_agent=False)
+    for alias, speaker in known.values_list("alias", "speaker").order_by("pk"):
+        person = vocabulary.aliases.get(" ".join(speaker.split()).casefold())
+        identity = person.identity if person else f"name:{speaker.casefold()}"
+        vocabulary.add(alias[:1].upper() + alias[1:], identity, "user")
     return vocabulary
 
 
