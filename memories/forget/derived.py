@@ -160,7 +160,7 @@ def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
         memory.agent = anonymizer.text(memory.agent)[:64]
         memory.topic = anonymizer.text(memory.topic)[:100]
         memory.details = anonymizer.json(memory.details)
-        memory.tags = list(dict.fromkeys(anonymizer.text(t)[:64] for t in memory.tags))
+        memory.tags = list(dict.fromkeys(anonymizer.keyword(t)[:64] for t in memory.tags))
         if any(getattr(memory, name) != value for name, value in before.items()):
             changed.append(memory)
     if write and changed:

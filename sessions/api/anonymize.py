@@ -71,6 +71,15 @@ class AnonymizeOutcomeSerializer(serializers.Serializer):
     sessions_changed = serializers.IntegerField()
     messages_changed = serializers.IntegerField()
     entities_changed = serializers.IntegerField()
+    derived_changed = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text=(
+            "what is derived from the sessions and rewritten with them, by kind: memories "
+            "(content, person, agent, topic, details, tags and vector), evidence_quotes, "
+            "diary_entries (removed and distilled again from the anonymised sessions) and "
+            "aliases (speaker names)"
+        ),
+    )
     replacements = serializers.DictField(
         child=serializers.IntegerField(), help_text="by kind: user, project, path, email, …"
     )

@@ -134,6 +134,7 @@ class Anonymizer:
         self.outcome = outcome
         kinds = {"user"} if config.remove_user_names else set()
         kinds |= {"project"} if config.remove_project_names else set()
+        self.kinds = kinds
         self.pattern = alias_pattern(a for a in vocabulary.aliases.values() if a.kind in kinds)
 
     def _label(self, kind: str, identity: str, original: str) -> str:
@@ -174,6 +175,14 @@ class Anonymizer:
             text = self.pattern.sub(self._alias, text)
         return text
 
+    def keyword(self, word: str) -> str:
+        """A topic or a tag: keywords are written in lower case by design, so one that is a
+        whole known name is that name in any case (the tag "kate" is Kate)."""
+        alias = self.vocabulary.aliases.get(" ".join(word.split()).casefold())
+        if alias is None or alias.kind not in self.kinds:
+            return self.text(word)
+        return self._label(alias.kind, alias.identity, alias.text)
+
     def json(self, value):
         return clean_json(value, lambda s: (self.text(s), 0))[0]
 
@@ -198,12 +207,29 @@ def _session_changes(session: Session, anonymizer: Anonymizer) -> dict:
         "title": text(session.title)[:300],
         "user_name": text(session.user_name)[:200],
         "summary": text(session.summary),
-        "topics": list(dict.fromkeys(text(t)[:64] for t in session.topics)),
+        "topics": list(dict.fromkeys(anonymizer.keyword(t)[:64] for t in session.topics)),
         "artifacts": [text(a)[:500] for a in session.artifacts],
-        "metadata": anonymizer.json(session.metadata) if config.preserve_structure else {},
+        "metadata": _metadata_changes(session.metadata, anonymizer)
+        if config.preserve_structure
+        else {},
         "delete_reason": text(session.delete_reason)[:500],
     }
     return {name: value for name, value in changes.items() if value != getattr(session, name)}
+
+
+def _metadata_changes(metadata: dict, anonymizer: Anonymizer) -> dict:
+    changed = anonymizer.json(metadata)
+    # A learned alias is a name in whatever case it was written ("katherine" for
+    # katherine.s): each is rewritten as a keyword, whole.
+    rows = (metadata or {}).get(aliases.METADATA_KEY)
+    if isinstance(rows, list) and isinstance(changed.get(aliases.METADATA_KEY), list):
+        changed[aliases.METADATA_KEY] = [
+            [anonymizer.keyword(row[0]), *new[1:]]
+            if isinstance(row, list) and row and isinstance(row[0], str)
+            else new
+            for row, new in zip(rows, changed[aliases.METADATA_KEY], strict=False)
+        ]
+    return changed
 
 
 MESSAGE_TEXT_FIELDS = ("content", "author", "tool_name", "removed_by")

@@ -31,6 +31,7 @@ def test_preview_then_apply_after_confirmation(admin_client, named):
     assert preview.status_code == 200
     assert b"dana.ortiz@example.org" in preview.content and b"[EMAIL-1]" in preview.content
     assert b"csrfmiddlewaretoken" in preview.content
+    assert b"Derived from it and rewritten too: 0 memories" in preview.content
 
     # Without the tick nothing is written, and the page says why.
     form = {name: "on" for name in AnonymizeForm.OPTIONS}
