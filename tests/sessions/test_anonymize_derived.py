@@ -12,7 +12,7 @@ from django.utils import timezone
 from memories.capture.record import Evidence, MemoryDraft, record
 from memories.diary.distill import distill_day
 from memories.diary.models import DiaryDue, DiaryEntry
-from memories.models import Memory, MemoryEvidence
+from memories.models import MemoryEvidence
 from sessions.forget.anonymize import AnonymizationConfig, anonymize_session, start_run
 from sessions.models import Message, SpeakerAlias
 from tests.factories import ProjectFactory
