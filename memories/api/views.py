@@ -11,6 +11,7 @@ errors (``InvalidMemory`` → 400 naming the field, ``MemoryConflict`` → 409) 
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -45,7 +46,15 @@ from memories.api.serializers import (
 )
 from memories.capture import record as capture
 from memories.capture.edit import EDITABLE_COLUMNS, delete, edit, restore, unlink
-from memories.models import LinkKind, Memory, MemoryScope, MemoryStatus, MemoryType, Origin
+from memories.models import (
+    LinkKind,
+    Memory,
+    MemoryEvidence,
+    MemoryScope,
+    MemoryStatus,
+    MemoryType,
+    Origin,
+)
 from memories.retrieve.access import record_access
 from memories.retrieve.aggregate import timeline, topics
 from memories.retrieve.query import apply, visible
@@ -125,8 +134,13 @@ def json_object(data) -> dict:
 
 
 def with_listing(queryset):
+    # Evidence in a session in the trash is hidden with it (and back on restore), as the
+    # page shows it (web/views/memories.py ``evidence_of``).
+    shown = MemoryEvidence.objects.filter(session__deleted_at__isnull=True).select_related(
+        "message", "session"
+    )
     return queryset.select_related("project__team", "session", "created_by").prefetch_related(
-        "evidence__message", "evidence__session"
+        Prefetch("evidence", queryset=shown)
     )
 
 
