@@ -145,6 +145,7 @@ def memory_list(request):
             "project_id": data.get("project"),
             "show_project": not data.get("project") and len(workspace.projects) > 1,
             "can_export": workspace.can(Role.MEMBER),
+            "can_delete": workspace.can(Role.ADMIN),
         },
     )
 
