@@ -145,3 +145,9 @@ def test_members_may_not_delete_by_filter(member_client, three):
 def test_the_memories_page_links_to_the_bulk_delete_for_admins(admin_client, member_client):
     assert BULK in admin_client.get(reverse("web:memories")).content.decode()
     assert BULK not in member_client.get(reverse("web:memories")).content.decode()
+
+
+def test_the_deletions_page_shows_a_memory_record_with_its_ids_and_kinds(admin_client, gone):
+    page = admin_client.get(reverse("web:deletions")).content.decode()
+    assert gone.public_id in page and "1 memory" in page and "1 fact" in page
+    assert "The staging host" not in page  # never the content
