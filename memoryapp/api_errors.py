@@ -156,8 +156,8 @@ def domain_error_response(exc: BaseException) -> Response | None:
         return Response({"detail": str(exc), **exc.state}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, InvalidMemory):  # a memory that cannot be written, by its field
         return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, MemoryConflict):  # a supersedes cycle, a finding resolved twice…
-        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, MemoryConflict):  # a supersedes cycle, a restore too late…
+        return Response({"detail": str(exc), **exc.state}, status=status.HTTP_409_CONFLICT)
     return None
 
 

@@ -1,7 +1,7 @@
 """The stable ``code`` every API error body carries beside its ``detail``.
 
 ``detail`` is for people and may be reworded; ``code`` is for programs and never changes
-meaning. MEM_E001–MEM_E006 are the memory system's own failures; the rest name the kind of
+meaning. MEM_E001–MEM_E007 are the memory system's own failures; the rest name the kind of
 refusal every HTTP API has. ``memoryapp.api_errors`` picks the code of each answer; the
 OpenAPI schema lists them as an enum; docs/api.md has the table.
 """
@@ -29,6 +29,7 @@ class ErrorCode(StrEnum):
     INVALID_QUERY = "MEM_E004", "a search, context or entity parameter is wrong"
     SESSION_NOT_FOUND = "MEM_E005", "no such session among the caller's"
     COMPACTION_FAILED = "MEM_E006", "compacting the session could not make room"
+    RECOVERY_WINDOW_PASSED = "MEM_E007", "the deleted memory's recovery deadline has passed"
 
     # The request as sent.
     VALIDATION_ERROR = "MEM_E100", "a field or parameter is wrong; the body names it"

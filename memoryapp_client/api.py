@@ -345,6 +345,37 @@ class MemoryClient:
             "GET", f"{self._memory_path(memory_id)}/related", params={"limit": limit}
         )
 
+    def delete_memory(self, memory_id: str, reason: str, project: str | None = None) -> None:
+        """DELETE /api/v1/memories/{id}?reason=: to the trash, restorable until its
+        recovery deadline (admins, or a token with the delete permission)."""
+        params = _present({"reason": reason, "project": project})
+        self.request("DELETE", self._memory_path(memory_id), params=params)
+
+    def deleted_memories(self, project: str | None = None, limit: int | None = None) -> dict:
+        """GET /api/v1/memories/trash: deleted memories, newest deletion first, each with
+        ``deleted_at``, ``deleted_by``, ``reason`` and ``recovery_deadline``."""
+        params = {
+            k: _query_value(v) for k, v in _present({"project": project, "limit": limit}).items()
+        }
+        return self.request("GET", "/api/v1/memories/trash", params=params or None)
+
+    def restore_memory(self, memory_id: str, project: str | None = None) -> dict:
+        """POST /api/v1/memories/{id}/restore: back from the trash before its recovery
+        deadline (after it: a 409, code MEM_E007)."""
+        return self.request(
+            "POST",
+            f"{self._memory_path(memory_id)}/restore",
+            params=_present({"project": project}) or None,
+        )
+
+    def delete_memories(self, *, dry_run: bool = True, **filters: Any) -> dict:
+        """POST /api/v1/memories/delete: every memory matching ``project``, ``topic``,
+        ``type`` (a list), ``agent``, ``person``, ``since``/``until`` (ISO 8601, on when it
+        was said), ``all``; a dry run (the default) only counts and shows a sample. A real
+        one needs ``reason``."""
+        body = {**_present(filters), "dry_run": dry_run}
+        return self.request("POST", "/api/v1/memories/delete", json_body=body)
+
     def get_relevant_decisions(self, topic: str, limit: int = 10) -> list[dict]:
         """The decisions most relevant to ``topic``, by meaning and keyword."""
         return self.memories(type="decision", q=topic, min_relevance=RELEVANT, limit=limit)[

@@ -70,6 +70,19 @@ MEMORY_KEYS = (
     "created_at",
 )
 
+DELETED_MEMORY_KEYS = (
+    "id",
+    "type",
+    "content",
+    "topic",
+    "agent",
+    "person",
+    "deleted_at",
+    "deleted_by",
+    "reason",
+    "recovery_deadline",
+)
+
 Agent = Annotated[str | None, Field(description="Only sessions of this agent, e.g. 'architect'.")]
 Person = Annotated[
     str | None, Field(description="Only sessions with this person (the user), e.g. 'sam'.")
@@ -363,6 +376,31 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "limit": limit,
         }
         return {"memories": await rows(lambda c: c.memories(**filters), MEMORY_KEYS)}
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_deleted_memories(
+        limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 20,
+    ) -> dict[str, Any]:
+        """List the memories in the trash, newest deletion first: each one's id, type, content,
+        when, by whom and why it was deleted, and its recovery_deadline (until when
+        restore_memory can bring it back; after it the daily purge deletes it for good).
+        """
+        return {
+            "memories": await rows(lambda c: c.deleted_memories(limit=limit), DELETED_MEMORY_KEYS)
+        }
+
+    @server.tool()
+    async def restore_memory(
+        memory_id: Annotated[
+            str, Field(min_length=1, description="The deleted memory's id, e.g. DEC-001.")
+        ],
+    ) -> dict[str, Any]:
+        """Bring a deleted memory back from the trash before its recovery deadline (superseded
+        again if a newer memory still replaces it). Needs a token with the delete permission.
+        Returns the memory as it is now.
+        """
+        body = await call(lambda client: client.restore_memory(memory_id))
+        return _pick(body, MEMORY_KEYS)
 
     @server.tool()
     async def save_session(

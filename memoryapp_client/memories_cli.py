@@ -1,5 +1,6 @@
 """`memoryapp memories …`: list, show, add, resolve and search the team's memories (the
-decisions, findings, preferences and learnings agents and people recorded)."""
+decisions, findings, preferences and learnings agents and people recorded); delete them
+(one, or by filter with a dry run), list the trash and restore from it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ examples:
   memoryapp memories add finding "No MFA requirement specified" --severity critical \\
       --field 'location={"artifact": "docs/requirements.md", "section": "3.2"}'
   memoryapp memories resolve FIND-001 --action "Added MFA for admins" --resolved-by DEC-002
+  memoryapp memories delete DEC-003 --reason "extracted by mistake"
+  memoryapp memories delete --topic mfa_requirements --dry-run   # how many would go
+  memoryapp memories delete --since 2026-01-01 --until 2026-02-01 --reason "January test"
+  memoryapp memories trash                                       # deleted, with deadlines
+  memoryapp memories restore DEC-003
 
 Ids (DEC-001, FIND-002, PREF-003…) are per project; an API token looks in its own.
 """
@@ -89,6 +95,49 @@ def parse_fields(pairs: list[str]) -> dict:
     return fields
 
 
+def format_trash(memories: list[dict]) -> str:
+    """One row per deleted memory (id, type, deleted, by, restorable until) and its reason
+    and content under it."""
+    if not memories:
+        return ""
+    rows = [("ID", "TYPE", "DELETED", "BY", "RESTORABLE UNTIL")] + [
+        (
+            m["id"],
+            m["type"],
+            m["deleted_at"][:16].replace("T", " "),
+            m["deleted_by"],
+            m["recovery_deadline"][:10],
+        )
+        for m in memories
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(rows[0], widths, strict=True)).rstrip()]
+    for row, memory in zip(rows[1:], memories, strict=True):
+        out.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        out.append(f"    why: {memory['reason']}")
+        out += textwrap.wrap(memory["content"], 96, initial_indent="    ", subsequent_indent="    ")
+    return "\n".join(out) + "\n"
+
+
+def format_bulk(body: dict) -> str:
+    """What a bulk delete did, or would do (a dry run), and a sample of its matches."""
+    count = body["memories"]
+    noun = "memory" if count == 1 else "memories"
+    if body["dry_run"]:
+        lines = [f"{count} {noun} would move to the trash (dry run: nothing changed)."]
+    else:
+        lines = [f"Moved {count} {noun} to the trash (deletion records {body['records']})."]
+    if body.get("already_in_trash"):
+        lines.append(f"{body['already_in_trash']} matching already in the trash.")
+    if body["dry_run"] and count > body["limit"]:
+        lines.append(f"At most {body['limit']} go per request: narrow the filters.")
+    for sample in body.get("sample") or []:
+        lines.append(f"  {sample['id']}  {sample['occurred_at'][:10]}  {sample['content'][:80]}")
+    if body["dry_run"] and count:
+        lines.append("Run it again without --dry-run (and with --reason) to delete them.")
+    return "\n".join(lines) + "\n"
+
+
 def run(args, client) -> int:
     """Run ``memoryapp memories ACTION`` with ``client``; the exit code."""
     try:
@@ -99,6 +148,15 @@ def run(args, client) -> int:
     if args.json:
         json.dump(body, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
+    elif args.action == "trash":
+        text = format_trash(body["results"])
+        sys.stdout.write(text)
+        if not text:
+            print("memoryapp: the trash has no memories", file=sys.stderr)
+    elif args.action == "delete" and body is None:
+        print(f"Deleted {args.id}: restore it with `memoryapp memories restore {args.id}`.")
+    elif args.action == "delete":
+        sys.stdout.write(format_bulk(body))
     elif isinstance(body, dict) and "results" in body:
         text = format_memories(body["results"])
         sys.stdout.write(text)
@@ -164,14 +222,57 @@ def _resolve(args, client):
     )
 
 
-ACTIONS = {"list": _list, "search": _search, "show": _show, "add": _add, "resolve": _resolve}
+def _trash(args, client):
+    return client.deleted_memories(project=args.project, limit=args.limit)
+
+
+def _restore(args, client):
+    return client.restore_memory(args.id, project=args.project)
+
+
+def _delete(args, client):
+    """One memory by its id, or every memory matching the filters (a dry run first)."""
+    filters = {
+        name: getattr(args, name) or None
+        for name in ("topic", "type", "agent", "person", "since", "until")
+    }
+    if args.id:
+        if any(filters.values()) or args.all:
+            raise ValueError("give a memory id or filters, not both")
+        if args.dry_run:
+            raise ValueError("--dry-run is for deleting by filter; `memories show ID` shows one")
+        if not args.reason:
+            raise ValueError("say why with --reason (kept with the deleted memory)")
+        client.delete_memory(args.id, args.reason, project=args.project)
+        return None
+    if not args.dry_run and not args.reason:
+        raise ValueError("say why with --reason, or look first with --dry-run")
+    return client.delete_memories(
+        dry_run=args.dry_run,
+        project=args.project,
+        reason=args.reason,
+        all=True if args.all else None,
+        **filters,
+    )
+
+
+ACTIONS = {
+    "list": _list,
+    "search": _search,
+    "show": _show,
+    "add": _add,
+    "resolve": _resolve,
+    "delete": _delete,
+    "trash": _trash,
+    "restore": _restore,
+}
 
 
 def add_parser(sub, formatter) -> argparse.ArgumentParser:
     """The `memories` command and its actions, on the main parser's subparsers."""
     memories = sub.add_parser(
         "memories",
-        help="list, show, add, resolve and search decisions, findings and preferences",
+        help="list, show, add, resolve, search, delete and restore memories",
         description="The team's memories: decisions, findings, preferences, learnings and "
         "facts that agents and people recorded or that were read from sessions.",
         epilog=EXAMPLES,
@@ -235,7 +336,55 @@ def add_parser(sub, formatter) -> argparse.ArgumentParser:
     resolve.add_argument("--by", help="who resolved it (default: you)")
     resolve.add_argument("--resolved-by", help="the id of the memory that resolves it")
     _add_common(resolve)
+    _add_trash_actions(actions)
     return memories
+
+
+def _add_trash_actions(actions) -> None:
+    delete = actions.add_parser(
+        "delete",
+        help="delete a memory, or every memory matching filters (to the trash)",
+        description="Move memories to the trash: one by its id, or every memory matching the "
+        "filters (topic, type, agent, person, a date range on when it was said). Try "
+        "--dry-run first: it says how many would go and shows a few, and changes nothing. "
+        "Deleted memories can be restored until their project's recovery deadline "
+        "(`memoryapp memories trash` lists them); the daily purge deletes them for good "
+        "after. At most 2000 go per request: narrow a larger match with --since/--until. "
+        "Admins, or a token with the delete permission.",
+    )
+    delete.add_argument("id", nargs="?", help="one memory's id, e.g. DEC-001 (else: filters)")
+    delete.add_argument("--topic", help="memories of this topic key")
+    delete.add_argument("--type", action="append", choices=TYPES, help="of this type (repeat)")
+    delete.add_argument("--agent", help="this agent's memories")
+    delete.add_argument("--person", help="memories of this person (user_name)")
+    delete.add_argument("--since", help="said at or after this time (ISO 8601: 2026-01-01)")
+    delete.add_argument("--until", help="said before this time (ISO 8601; after --since)")
+    delete.add_argument(
+        "--all",
+        action="store_true",
+        help="no filter: every memory you may delete (or of --project)",
+    )
+    delete.add_argument("--reason", help="why (kept in the deletion record); needed to delete")
+    delete.add_argument(
+        "--dry-run", action="store_true", help="only say how many would go; change nothing"
+    )
+    _add_common(delete)
+    listing = actions.add_parser(
+        "trash",
+        help="list deleted memories with their recovery deadline",
+        description="Deleted memories, newest deletion first: who deleted each, why, and "
+        "until when `memoryapp memories restore ID` brings it back.",
+    )
+    listing.add_argument("--limit", type=int, help="at most this many (default 50)")
+    _add_common(listing)
+    restore = actions.add_parser(
+        "restore",
+        help="bring a deleted memory back from the trash",
+        description="Restore a deleted memory before its recovery deadline (after it the "
+        "server refuses: code MEM_E007).",
+    )
+    restore.add_argument("id", help="its id, e.g. DEC-001")
+    _add_common(restore)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:

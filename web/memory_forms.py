@@ -165,3 +165,65 @@ class MemoryDeleteForm(forms.Form):
         widget=_input(placeholder="e.g. extracted by mistake"),
         help_text="Required: kept with the deleted memory.",
     )
+
+
+class MemoryBulkDeleteForm(forms.Form):
+    """Which memories to move to the trash at once (seed 001 §8.2: by topic, date range,
+    agent, person, type). Dates are days (UTC), both ends included."""
+
+    project = forms.TypedChoiceField(
+        coerce=int,
+        required=False,
+        empty_value=None,
+        widget=forms.Select(attrs={"class": "input"}),
+    )
+    topic = forms.CharField(
+        required=False, max_length=100, widget=_input(placeholder="e.g. mfa_requirements")
+    )
+    type = _select([("", "Any"), *MemoryType.choices], "Type")
+    agent = forms.CharField(required=False, max_length=64, widget=_input())
+    person = forms.CharField(required=False, max_length=200, widget=_input())
+    since = forms.DateField(
+        required=False,
+        label="Said from",
+        widget=forms.DateInput(attrs={"type": "date", "class": "input"}),
+    )
+    until = forms.DateField(
+        required=False,
+        label="Said up to (included)",
+        widget=forms.DateInput(attrs={"type": "date", "class": "input"}),
+    )
+    all = forms.BooleanField(
+        required=False,
+        label="No filter: every memory of the project (or of all projects)",
+    )
+    reason = forms.CharField(
+        required=False,
+        max_length=500,
+        widget=_input(placeholder="e.g. Privacy - removing work discussion"),
+        help_text="Required to delete: kept with the memories and in the deletion record.",
+    )
+
+    NARROWING = ("topic", "type", "agent", "person", "since", "until")
+
+    def __init__(self, *args, projects=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["project"].choices = [("", "All projects")] + [(p.pk, p.name) for p in projects]
+
+    @property
+    def filter_fields(self):
+        return [self[name] for name in ("project", *self.NARROWING, "all")]
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and until < since:
+            self.add_error("until", f"Pick a day on or after {since:%b %-d, %Y} (Said from).")
+        narrowing = any(data.get(name) for name in self.NARROWING)
+        if not narrowing and not data.get("all"):
+            self.add_error(
+                "all",
+                "Pick at least one filter (topic, type, agent, person, dates), or tick this "
+                "to delete every memory.",
+            )
+        return data

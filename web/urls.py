@@ -7,6 +7,7 @@ from web.views import (
     home,
     memories,
     memories_export,
+    memory_trash,
     people,
     project_archive,
     removal,
@@ -44,6 +45,7 @@ urlpatterns = [
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
     path("memories", memories.memory_list, name="memories"),
     path("memories/export", memories_export.memories_export, name="memories-export"),
+    path("memories/bulk-delete", memory_trash.memory_bulk_delete, name="memory-bulk-delete"),
     path("memories/<int:project_id>/<str:public_id>", memories.memory_detail, name="memory"),
     path(
         "memories/<int:project_id>/<str:public_id>/edit", memories.memory_edit, name="memory-edit"
@@ -65,6 +67,12 @@ urlpatterns = [
     path("people/<path:person>", people.person_diary, name="person"),
     path("search", search.search_page, name="search"),
     path("trash", trash.trash, name="trash"),
+    path("trash/memories", memory_trash.memory_trash, name="memory-trash"),
+    path(
+        "trash/memories/<int:project_id>/<str:public_id>/restore",
+        memory_trash.memory_restore,
+        name="memory-restore",
+    ),
     path("deletions", deletions.deletions, name="deletions"),
     path("tokens", tokens.tokens, name="tokens"),
     path("project-archive", project_archive.project_archive, name="project-archive"),

@@ -44,8 +44,10 @@ from memories.api.serializers import (
     TopicsSerializer,
     input_for,
 )
+from memories.api.trash import TrashActions
 from memories.capture import record as capture
-from memories.capture.edit import EDITABLE_COLUMNS, delete, edit, restore, unlink
+from memories.capture.edit import EDITABLE_COLUMNS, edit, unlink
+from memories.forget import trash
 from memories.models import (
     LinkKind,
     Memory,
@@ -226,7 +228,7 @@ class MemoryScopedMixin:
         return access, filters, apply(visible(access), filters)
 
 
-class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
+class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
     """Memories of the caller's projects (and those its team shares)."""
 
     base_queryset = Memory.objects.all()
@@ -441,12 +443,13 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
         responses={204: None, 409: error(409)},
     )
     def destroy(self, request, id=None):
-        """Delete a memory (kept, with the reason, and restorable). 409 when it is
-        already deleted. Admins, or an API token with the delete permission."""
+        """Delete a memory: it moves to the trash (GET /api/v1/memories/trash), with the
+        reason and a deletion record, restorable for the project's trash days, then purged.
+        409 when it is already deleted. Admins, or an API token with the delete
+        permission."""
         memory = self.get_memory()
         self.require(Role.ADMIN, memory.team_id)
-        user = None if self.access.is_agent else request.user
-        delete(memory, by=user, reason=request.query_params.get("reason", ""))
+        trash.delete(memory, by=request.user, reason=request.query_params.get("reason", ""))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -457,10 +460,12 @@ class MemoryViewSet(MemoryScopedMixin, ScopedViewSet):
     @action(detail=True, methods=["post"])
     def restore(self, request, id=None):
         """Bring a deleted memory back (superseded again if a newer memory still
-        replaces it). 409 when it is not deleted. Admins, or a token with delete."""
+        replaces it) before its recovery_deadline. 409 when it is not deleted, or when the
+        deadline has passed (code MEM_E007, with recovery_deadline). Admins, or a token
+        with delete."""
         memory = self.get_memory()
         self.require(Role.ADMIN, memory.team_id)
-        restore(memory)
+        trash.restore(memory, by=request.user)
         return Response(MemoryDetailSerializer(self.get_memory()).data)
 
     @extend_schema(

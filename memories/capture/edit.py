@@ -1,7 +1,6 @@
-"""Changing a recorded memory: an edit, pinning, a deletion (with its reason), a restore, a
-relationship removed. Each locks the row and checks its state first, so two overlapping
-requests cannot both delete or both restore it, and two people saving at once apply one
-after the other.
+"""Changing a recorded memory: an edit, pinning, a relationship removed. An edit locks the
+row and checks its state first, so two people saving at once apply one after the other.
+Deleting and restoring live in ``memories/forget/trash.py``.
 
 An edit is what someone deliberately wrote, so it neither merges nor supersedes (that is
 ``record``'s job for new statements); changed content gets a new fingerprint and vector, so
@@ -19,7 +18,6 @@ from memories.capture.record import (
     _embed,
     _tags,
     fingerprint,
-    soft_delete,
     validate,
 )
 from memories.forget.decay import priority_of
@@ -81,37 +79,6 @@ def edit(memory: Memory, columns: dict | None = None, details: dict | None = Non
 def set_pinned(memory: Memory, pinned: bool) -> Memory:
     """Pin (it never decays) or unpin; the priority follows at once."""
     return edit(memory, {"pinned": pinned})
-
-
-def delete(memory: Memory, *, by, reason: str) -> Memory:
-    """Soft-delete (kept, with who and why); 409 when it already is."""
-    with transaction.atomic():
-        current = _locked(memory)
-        if current.status == MemoryStatus.DELETED:
-            raise MemoryConflict(
-                f"{current.public_id} is already deleted "
-                f"(on {current.deleted_at:%Y-%m-%d %H:%M} UTC: {current.delete_reason})."
-            )
-        return soft_delete(current, by=by, reason=reason)
-
-
-def restore(memory: Memory) -> Memory:
-    """Bring a deleted memory back: superseded again if a newer memory still supersedes it,
-    else active."""
-    with transaction.atomic():
-        current = _locked(memory)
-        if current.status != MemoryStatus.DELETED:
-            raise MemoryConflict(f"{current.public_id} is not deleted (it is {current.status}).")
-        superseded = MemoryLink.objects.filter(
-            target=current, kind=LinkKind.SUPERSEDES, source__status=MemoryStatus.ACTIVE
-        ).exists()
-        current.status = MemoryStatus.SUPERSEDED if superseded else MemoryStatus.ACTIVE
-        current.deleted_at = None
-        current.deleted_by = None
-        current.delete_reason = ""
-        current.priority = priority_of(current)
-        current.save()
-    return current
 
 
 def unlink(source: Memory, target: Memory, kind: str) -> bool:

@@ -50,7 +50,12 @@ class InvalidMemory(ValueError):
 
 class MemoryConflict(Exception):
     """The memory is not in the state the action needs (a supersedes cycle, a resolved
-    finding resolved again)."""
+    finding resolved again). ``state`` (keywords) is what the API's 409 body adds beside
+    the message: the state it is in, its recovery deadline…"""
+
+    def __init__(self, message: str, **state):
+        super().__init__(message)
+        self.state = state
 
 
 @dataclass
@@ -373,17 +378,6 @@ def resolve(
         if resolved_by is not None:
             link(resolved_by, finding, LinkKind.RESOLVES)
     return finding
-
-
-def soft_delete(memory: Memory, *, by=None, reason: str) -> Memory:
-    if not reason.strip():
-        raise InvalidMemory("Say why the memory is deleted.", "reason")
-    memory.status = MemoryStatus.DELETED
-    memory.deleted_at = timezone.now()
-    memory.deleted_by = by if getattr(by, "pk", None) else None
-    memory.delete_reason = reason.strip()[:500]
-    memory.save(update_fields=["status", "deleted_at", "deleted_by", "delete_reason", "updated_at"])
-    return memory
 
 
 def update_agent_state(

@@ -214,6 +214,9 @@ class DeletionRecordSerializer(serializers.ModelSerializer):
             "bytes",
             "recovery_deadline",
             "restored_sessions",
+            "memory_ids",
+            "memories",
+            "restored_memories",
             "purged_at",
             "state",
         ]
@@ -236,7 +239,8 @@ class DeletionCursorPagination(StrictLimitPagination):
         ],
         responses={200: DeletionRecordSerializer(many=True), 403: error(403)},
         description="Deletion records, newest first: who deleted what (sessions, a message, a "
-        "filter's matches), when, why, how much, until when it can be restored, and whether "
+        "filter's matches, memories: scope memory, with memory_ids and the types counted "
+        "in criteria), when, why, how much, until when it can be restored, and whether "
         "it was restored or purged. They hold no content and outlive the purge. Admins see "
         "their teams' records.",
     )

@@ -146,9 +146,13 @@ def record_state(record: DeletionRecord) -> str:
         return "removed"
     if record.purged_at is not None:
         return "purged"
-    if record.restored_sessions >= record.sessions:
+    # A record of memories counts memories (its sessions are 0).
+    memories = record.scope == DeletionScope.MEMORY
+    total = record.memories if memories else record.sessions
+    restored = record.restored_memories if memories else record.restored_sessions
+    if restored >= total:
         return "restored"
-    return "partly_restored" if record.restored_sessions else "in_trash"
+    return "partly_restored" if restored else "in_trash"
 
 
 def admin_records(access, records=None):

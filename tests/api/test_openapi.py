@@ -69,6 +69,8 @@ DOCUMENTED = {
     "PATCH /api/v1/memories/{id}": {200, 400, 401, 403, 404, 409, 413, 415, 503},
     "DELETE /api/v1/memories/{id}": {204, 400, 401, 403, 404, 409, 503},
     "POST /api/v1/memories/{id}/restore": {200, 400, 401, 403, 404, 409, 503},
+    "GET /api/v1/memories/trash": {200, 400, 401, 403, 404, 503},
+    "POST /api/v1/memories/delete": {200, 400, 401, 403, 404, 413, 415, 503},
     "POST /api/v1/memories/{id}/resolve": {200, 400, 401, 403, 404, 409, 413, 415, 503},
     "POST /api/v1/memories/{id}/links": {201, 400, 401, 403, 404, 409, 413, 415, 503},
     "DELETE /api/v1/memories/{id}/links": {204, 400, 401, 403, 404, 503},
@@ -123,9 +125,15 @@ def test_every_error_answer_is_a_json_object_with_detail():
 def test_every_error_answer_lists_every_error_code():
     codes = document["components"]["schemas"]["ErrorCodeEnum"]
     assert codes["enum"] == [code.value for code in ErrorCode]
-    assert {"MEM_E001", "MEM_E002", "MEM_E003", "MEM_E004", "MEM_E005", "MEM_E006"} <= set(
-        codes["enum"]
-    )
+    assert {
+        "MEM_E001",
+        "MEM_E002",
+        "MEM_E003",
+        "MEM_E004",
+        "MEM_E005",
+        "MEM_E006",
+        "MEM_E007",
+    } <= set(codes["enum"])
     for name in ("Error", "ValidationError"):
         code = document["components"]["schemas"][name]["properties"]["code"]
         assert code["allOf"] == [{"$ref": "#/components/schemas/ErrorCodeEnum"}]

@@ -88,6 +88,19 @@ RULES_BEYOND_THE_SCHEMA = {
     "GET /api/v1/memories/timeline": {"project", "session", "after", "before"},
     "POST /api/v1/memories": {"project", "session", "evidence", "scope", "occurred_at"},
     "DELETE /api/v1/memories/{id}": {"project", "reason"},
+    "GET /api/v1/memories/trash": {"project"},
+    # until later than since; no filter needs "all"; a real delete needs its reason; more
+    # than the cap is refused with the counts (detail beside the dry run's body).
+    "POST /api/v1/memories/delete": {
+        "project",
+        "since",
+        "until",
+        "all",
+        "reason",
+        "non_field_errors",
+        *("detail", "dry_run", "memories", "already_in_trash", "sample"),
+        *("recovery_days", "limit", "records"),
+    },
     # An edit takes the fields of the memory's own type only (DEC-001 has no severity).
     "PATCH /api/v1/memories/{id}": {"project", *MemoryPatchSerializer().fields},
     "POST /api/v1/memories/{id}/resolve": {"project", "type"},

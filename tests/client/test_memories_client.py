@@ -150,3 +150,33 @@ def test_memories_help_lists_its_actions_and_examples(capsys):
     for action in ("list", "search", "show", "add", "resolve"):
         assert action in out
     assert "memoryapp memories add decision" in out
+
+
+@live
+def test_memories_delete_trash_and_restore_from_the_command_line(
+    agent_env, capsys, monkeypatch, project
+):
+    from teams.models import ApiToken, TokenPermission
+
+    raw = ApiToken.issue(project, name="admin-agent", permissions=list(TokenPermission.values))[1]
+    monkeypatch.setenv("MEMORYAPP_TOKEN", raw)
+    client = MemoryClient()
+    client.record_memory("fact", "The staging host is db-7", topic="hosts")
+    client.record_memory("fact", "Deploys run on Fridays", topic="deploys")
+
+    code, out, _ = run(capsys, "memories", "delete", "--topic", "hosts", "--dry-run")
+    assert code == 0 and "1 memory would move" in out and "FACT-001" in out
+    assert Memory.objects.get(public_id="FACT-001").status == "active"  # a dry run
+    code, _, err = run(capsys, "memories", "delete", "--topic", "hosts")
+    assert code == 1 and "--reason" in err  # says what is missing
+    code, out, _ = run(capsys, "memories", "delete", "--topic", "hosts", "--reason", "moved")
+    assert code == 0 and "Moved 1 memory" in out
+
+    code, out, _ = run(capsys, "memories", "trash")
+    assert code == 0 and "FACT-001" in out and "why: moved" in out and "FACT-002" not in out
+    code, out, _ = run(capsys, "memories", "restore", "FACT-001")
+    assert code == 0 and Memory.objects.get(public_id="FACT-001").status == "active"
+    code, _, err = run(capsys, "memories", "restore", "FACT-001")
+    assert code == 1 and "not deleted" in err
+    code, out, _ = run(capsys, "memories", "delete", "FACT-002", "--reason", "wrong")
+    assert code == 0 and "memoryapp memories restore FACT-002" in out

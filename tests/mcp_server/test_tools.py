@@ -21,6 +21,8 @@ TOOLS = {
     "list_recent_sessions",
     "record_memory",
     "list_memories",
+    "list_deleted_memories",
+    "restore_memory",
     "save_session",
 }
 
@@ -262,3 +264,20 @@ def test_memoryapp_mcp_answers_a_tool_error_when_the_server_is_down(closed_port_
     down, tools = agent.run(script)
     assert "cannot reach memoryapp" in error(down)
     assert len(tools.tools) == len(TOOLS)
+
+
+@live
+def test_an_agent_lists_the_deleted_memories_and_restore_needs_the_delete_permission(
+    agent, project
+):
+    from memories.forget.trash import delete
+
+    memory = record(
+        project, MemoryDraft(type="fact", content="The staging host is db-7", topic="hosts")
+    ).memory
+    delete(memory, reason="moved hosts")
+    [listed] = data(agent.call("list_deleted_memories", {}))["memories"]
+    assert (listed["id"], listed["reason"]) == (memory.public_id, "moved hosts")
+    assert listed["recovery_deadline"] > listed["deleted_at"]
+    refused = error(agent.call("restore_memory", {"memory_id": memory.public_id}))
+    assert "delete" in refused  # the token's missing permission, named

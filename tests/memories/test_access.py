@@ -10,8 +10,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memories.capture.record import MemoryDraft, record, soft_delete
+from memories.capture.record import MemoryDraft, record
 from memories.forget.decay import priority_of
+from memories.forget.trash import delete as delete_memory
 from memories.models import Memory, MemoryType
 from memories.retrieve.access import note_access
 from tests.factories import ProjectFactory
@@ -68,7 +69,7 @@ def test_a_read_lifts_a_faded_memory():
 def test_deleted_memories_and_no_ids_are_left_alone():
     project = ProjectFactory()
     gone, other = memory(project), memory(project, content="Use PostgreSQL for storage")
-    soft_delete(gone, reason="wrong")
+    delete_memory(gone, reason="wrong")
     note_access([])
     note_access([gone.pk])
     gone.refresh_from_db()

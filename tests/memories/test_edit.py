@@ -12,8 +12,8 @@ from memories.capture.record import (
     MemoryDraft,
     fingerprint,
     record,
-    soft_delete,
 )
+from memories.forget.trash import delete as delete_memory
 from memories.models import Memory, MemoryType
 from tests.factories import ProjectFactory
 
@@ -63,7 +63,7 @@ def test_refused_edits_name_the_field_and_write_nothing(finding, changes, field)
 
 
 def test_a_deleted_memory_is_a_conflict(finding):
-    soft_delete(finding, reason="duplicate")
+    delete_memory(finding, reason="duplicate")
     with pytest.raises(MemoryConflict, match="is deleted"):
         edit(finding, topic="cache")
     with pytest.raises(MemoryConflict):

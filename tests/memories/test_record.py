@@ -17,9 +17,9 @@ from memories.capture.record import (
     link,
     record,
     resolve,
-    soft_delete,
     update_agent_state,
 )
+from memories.forget.trash import delete as delete_memory
 from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus, MemoryType
 from tests.factories import MessageFactory, ProjectFactory, SessionFactory
 
@@ -210,6 +210,6 @@ def test_two_resolves_at_once_resolve_once():
 def test_a_deleted_finding_is_not_resolved():
     project = ProjectFactory()
     finding = record(project, draft(MemoryType.FINDING, "Session timeout not defined")).memory
-    soft_delete(finding, reason="duplicate")
+    delete_memory(finding, reason="duplicate")
     with pytest.raises(MemoryConflict, match="deleted"):
         resolve(finding, by="user")

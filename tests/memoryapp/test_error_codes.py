@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
 from django.db import connection
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from memories.models import Memory
 from memoryapp.error_codes import ErrorCode
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
@@ -63,6 +66,15 @@ def over_quota(w: World):
     return w.agent.post("/api/v1/sessions", big, format="json")
 
 
+def restore_too_late(w: World):
+    """A memory deleted longer ago than its project's trash days cannot be restored."""
+    memory = w.agent.post("/api/v1/memories", {"type": "fact", "content": "db-7"}, "json").json()
+    w.agent.delete(f"/api/v1/memories/{memory['id']}?reason=moved")
+    long_ago = timezone.now() - timedelta(days=w.project.trash_days + 1)
+    Memory.objects.filter(project=w.project).update(deleted_at=long_ago)
+    return w.agent.post(f"/api/v1/memories/{memory['id']}/restore")
+
+
 # (code, HTTP status, the request that gets it)
 TABLE = [
     (ErrorCode.QUOTA_EXCEEDED, 413, over_quota),
@@ -89,6 +101,7 @@ TABLE = [
         413,
         lambda w: w.anonymous.post("/api/v1/test-compaction-fails"),
     ),
+    (ErrorCode.RECOVERY_WINDOW_PASSED, 409, restore_too_late),
     (ErrorCode.VALIDATION_ERROR, 400, lambda w: w.agent.post("/api/v1/sessions", {}, "json")),
     (
         ErrorCode.VALIDATION_ERROR,

@@ -11,8 +11,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from memories.capture.record import Evidence, MemoryDraft, link, record, soft_delete
+from memories.capture.record import Evidence, MemoryDraft, link, record
 from memories.forget.decay import priority_of
+from memories.forget.trash import delete as delete_memory
 from memories.models import LinkKind, Memory, MemoryExtraction, MemoryStatus, MemoryType
 from sessions.models import Message
 from tests.factories import ProjectFactory, SessionFactory, TeamFactory
@@ -412,7 +413,7 @@ def test_delete_asks_for_a_reason_then_the_memory_disappears(admin_client, admin
 
 
 def test_a_deleted_memory_stays_a_404_for_other_teams(outsider_client, memories):
-    soft_delete(memories["decision"], reason="gone")
+    delete_memory(memories["decision"], reason="gone")
     response = outsider_client.post(url("memory-delete", memories["decision"]), {"reason": "x"})
     assert response.status_code == 404
 

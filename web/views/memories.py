@@ -19,8 +19,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from memories.capture.edit import delete, edit, set_pinned
+from memories.capture.edit import edit, set_pinned
 from memories.capture.record import InvalidMemory, MemoryConflict, resolve
+from memories.forget import trash
 from memories.models import (
     LinkKind,
     Memory,
@@ -144,6 +145,7 @@ def memory_list(request):
             "project_id": data.get("project"),
             "show_project": not data.get("project") and len(workspace.projects) > 1,
             "can_export": workspace.can(Role.MEMBER),
+            "can_delete": workspace.can(Role.ADMIN),
         },
     )
 
@@ -319,7 +321,7 @@ def memory_pin(request, memory):
 def memory_delete(request, memory):
     form = MemoryDeleteForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        delete(memory, by=request.user, reason=form.cleaned_data["reason"])
+        trash.delete(memory, by=request.user, reason=form.cleaned_data["reason"])
         messages.success(
             request,
             f"Deleted {memory.public_id}: it no longer appears in lists, search or agents' "
