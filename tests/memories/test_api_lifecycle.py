@@ -147,6 +147,6 @@ def test_the_list_costs_the_same_queries_for_2_or_20_memories(
     assert listed(20) == 20
 
 
-# Token, memories (with project, team, session, creator), their evidence with messages and
-# sessions.
-QUERIES = 5
+# Token, memories (with project, team, session, creator), their evidence (with its message
+# and session, outside the trash).
+QUERIES = 3
