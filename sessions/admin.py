@@ -10,8 +10,7 @@ from sessions.capture.session_text import TEXT_FIELDS, redact_session_text
 from sessions.enrich import pipeline
 from sessions.forget.archive import set_lifecycle
 from sessions.forget.lifecycle import LifecycleConflict
-from sessions.models import Lifecycle
-from sessions.models import Entity, Message, Session
+from sessions.models import Entity, Lifecycle, Message, Session
 from teams.admin import TeamScopedAdmin
 
 
