@@ -6,6 +6,7 @@ redaction off keeps what it was sent (the switch acts)."""
 from __future__ import annotations
 
 import pytest
+
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.models import Session
