@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import django_on_embedded_servers, percentile  # noqa: E402
+from bench.harness import django_on_embedded_servers, percentile
 
 PROSE = (
     "We moved the session store to PostgreSQL after the Redis outage on Tuesday; the "
