@@ -57,9 +57,9 @@ def summary(values: list[float]) -> str:
     )
 
 
-def timed(call) -> float:
+def timed(call, *args) -> float:
     start = time.perf_counter()
-    call()
+    call(*args)
     return (time.perf_counter() - start) * 1000
 
 
@@ -155,14 +155,14 @@ def main() -> None:
             times: dict[str, list[float]] = {"on": [], "off": []}
             for n in range(args.writes):
                 for name in ("on", "off") if n % 2 else ("off", "on"):
-                    times[name].append(timed(lambda name=name: write(name, n)))
+                    times[name].append(timed(write, name, n))
             added = statistics.median(times["on"]) - statistics.median(times["off"])
             print(f"\n{kind}")
             print(f"  redaction on:  {summary(times['on'])}")
             print(f"  redaction off: {summary(times['off'])}")
             print(f"  added (difference of medians): {added:+.3f} ms")
             if kind in alone:
-                only = [timed(lambda n=n: alone[kind]("on", n)) for n in range(args.writes)]
+                only = [timed(alone[kind], "on", n) for n in range(args.writes)]
                 print(f"  the redaction alone: {summary(only)}")
 
 
