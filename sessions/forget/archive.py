@@ -17,6 +17,11 @@ sessions" still finds it), and its messages with their keyword index (search fin
 keyword with ``include_archived``). Restoring puts its messages back to pending embedding and
 pokes the pipeline, which embeds them again like new ones.
 
+People set a lifecycle through ``set_lifecycle`` only (the API's PATCH, the admin's
+actions): 'archived' archives now whatever the session's age (``archive_now``), 'active'
+restores an archived session (``unarchive``); 'idle' and 'decaying' are this module's to set,
+so a label never says archived while the vectors are there, or active while they are gone.
+
 Archiving and the embedding worker: archiving locks the session ``FOR UPDATE`` (it waits for
 a worker writing its chunks, which holds the session ``KEY SHARE``, and keeps the next one
 out), then marks its messages done, deleting its chunks. A worker that claimed some of its
