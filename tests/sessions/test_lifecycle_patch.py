@@ -108,3 +108,26 @@ def test_set_lifecycle_is_the_one_way(project, session):
     soft_delete(session, by=None, reason="test")
     with pytest.raises(LifecycleConflict):
         set_lifecycle(session, Lifecycle.ACTIVE)
+
+
+def test_the_admin_actions_go_through_the_lifecycle(project, session, owner):
+    from django.contrib.admin.sites import site
+    from django.contrib.messages.storage.fallback import FallbackStorage
+    from django.test import RequestFactory
+
+    from sessions.admin import SessionAdmin
+
+    request = RequestFactory().post("/")
+    request.session, request.user = {}, owner
+    request._messages = FallbackStorage(request)
+    admin = SessionAdmin(Session, site)
+    assert "lifecycle" in admin.readonly_fields  # never edited as a column
+    admin.archive(request, Session.objects.filter(pk=session.pk))
+    assert not MessageChunk.objects.filter(session=session).exists()
+    admin.bring_back(request, Session.objects.filter(pk=session.pk))
+    assert statuses(session) == {EnrichmentStatus.PENDING}
+    soft_delete(session, by=None, reason="test")
+    admin.archive(request, Session.objects.filter(pk=session.pk))
+    notes = [str(message) for message in request._messages]
+    assert "in the trash, restore first" in notes[-1]
+    assert Session.objects.get(pk=session.pk).lifecycle == Lifecycle.ACTIVE
