@@ -1,9 +1,16 @@
-"""Admin for sessions: lifecycle, enrichment state, retrying what failed."""
+"""Admin for sessions: lifecycle, enrichment state, retrying what failed.
+
+The lifecycle is changed by the actions, which go through the lifecycle (archiving drops the
+message vectors, bringing back embeds them again), never by editing the column; edited text
+is redacted as capture redacts it."""
 
 from django.contrib import admin
 
+from sessions.capture.session_text import TEXT_FIELDS, redact_session_text
 from sessions.enrich import pipeline
-from sessions.models import Entity, Message, Session
+from sessions.forget.archive import set_lifecycle
+from sessions.forget.lifecycle import LifecycleConflict
+from sessions.models import Entity, Lifecycle, Message, Session
 from teams.admin import TeamScopedAdmin
 
 
@@ -28,6 +35,8 @@ class SessionAdmin(TeamScopedAdmin):
         "public_id",
         "team",
         "project",
+        "lifecycle",
+        "archived_at",
         "message_count",
         "size_bytes",
         "embedding_model",
@@ -39,7 +48,32 @@ class SessionAdmin(TeamScopedAdmin):
     ]
     exclude = ["embedding"]
     list_select_related = ["project", "project__team"]
-    actions = ["retry_enrichment"]
+    actions = ["retry_enrichment", "archive", "bring_back"]
+
+    def save_model(self, request, obj, form, change):
+        text = {name: getattr(obj, name) for name in TEXT_FIELDS if name in form.changed_data}
+        redact_session_text(obj.project, text)
+        for name, value in text.items():
+            setattr(obj, name, value)
+        super().save_model(request, obj, form, change)
+
+    def _set_lifecycle(self, request, queryset, value: str) -> None:
+        changed, refused = 0, []
+        for session in queryset.select_related("project"):
+            try:
+                changed += set_lifecycle(session, value, by=request.user)
+            except LifecycleConflict:
+                refused.append(session.public_id)
+        note = f"; in the trash, restore first: {', '.join(refused)}" if refused else ""
+        self.message_user(request, f"{changed} session(s) now {value}{note}.")
+
+    @admin.action(description="Archive now (drops the message vectors)")
+    def archive(self, request, queryset):
+        self._set_lifecycle(request, queryset, Lifecycle.ARCHIVED)
+
+    @admin.action(description="Bring back from the archive (embeds the messages again)")
+    def bring_back(self, request, queryset):
+        self._set_lifecycle(request, queryset, Lifecycle.ACTIVE)
 
     @admin.action(description="Retry failed enrichment (sessions and their messages)")
     def retry_enrichment(self, request, queryset):

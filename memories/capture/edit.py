@@ -4,7 +4,8 @@ Deleting and restoring live in ``memories/forget/trash.py``.
 
 An edit is what someone deliberately wrote, so it neither merges nor supersedes (that is
 ``record``'s job for new statements); changed content gets a new fingerprint and vector, so
-search and the restatement check see the new wording."""
+search and the restatement check see the new wording. The text is redacted as the project's
+messages are before anything is embedded or written."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from memories.capture.record import (
 )
 from memories.forget.decay import priority_of
 from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus
+from sessions.capture.redaction import redact_for
 
 # Columns an edit may set directly; the type's own fields go into ``details``.
 EDITABLE_COLUMNS = (
@@ -37,6 +39,11 @@ EDITABLE_COLUMNS = (
 )
 
 
+# Free text, redacted as the project's messages are; the agent is a name memories are
+# found by (see ``record.redact_draft``).
+REDACTED_COLUMNS = frozenset({"content", "topic", "tags", "person"})
+
+
 def _locked(memory: Memory) -> Memory:
     return Memory.objects.select_for_update().get(pk=memory.pk)
 
@@ -49,6 +56,9 @@ def edit(memory: Memory, columns: dict | None = None, details: dict | None = Non
     unknown = sorted(set(columns) - set(EDITABLE_COLUMNS))
     if unknown:
         raise InvalidMemory(f"'{unknown[0]}' cannot be edited.", unknown[0])
+    for name in REDACTED_COLUMNS.intersection(columns):
+        columns[name] = redact_for(memory.project, columns[name])[0]
+    details = redact_for(memory.project, details)[0]
     embedding = None
     if "content" in columns:
         # The checks a new memory's content gets (empty, too long), naming the field.

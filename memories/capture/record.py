@@ -1,9 +1,10 @@
 """Recording a memory, the one write path of the API, the client, the extractor and imports.
 
-``record`` numbers a new memory (``numbering.py``), or folds it into the memory it restates
-or supersedes the ones it contradicts (``consistency.py``); links it to its evidence
-messages; all in one transaction, under a per-(project, type) advisory lock so two writers
-of the same statement cannot both create it.
+``record`` redacts the draft as the project redacts its messages (``redact_draft``), numbers
+a new memory (``numbering.py``), or folds it into the memory it restates or supersedes the
+ones it contradicts (``consistency.py``); links it to its evidence messages; all in one
+transaction, under a per-(project, type) advisory lock so two writers of the same statement
+cannot both create it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from memories.models import (
     Origin,
     Resolution,
 )
+from sessions.capture.redaction import redact_for
 from sessions.models import Message, Session
 from teams.models import Project
 
@@ -152,8 +154,29 @@ def holder(draft: MemoryDraft) -> str:
     return draft.agent
 
 
+def redact_draft(project: Project, draft: MemoryDraft) -> int:
+    """Redact the draft's text in place as ``project`` redacts its messages: content,
+    details, topic, tags, person and evidence quotes (the agent is a name memories are found
+    by, as a session's agent is). A vector given with content that changed is dropped, so
+    the memory is embedded from the redacted text, never the raw one. Returns how many
+    values were replaced."""
+    total = 0
+    for name in ("content", "details", "topic", "tags", "person"):
+        value, count = redact_for(project, getattr(draft, name))
+        setattr(draft, name, value)
+        total += count
+        if name == "content" and count:
+            draft.embedding = None
+    for evidence in draft.evidence:
+        evidence.quote, count = redact_for(project, evidence.quote)
+        total += count
+    return total
+
+
 def record(project: Project, draft: MemoryDraft) -> Recorded:
-    """Write ``draft`` as a new memory of ``project``, or fold it into the one it restates."""
+    """Write ``draft`` as a new memory of ``project``, or fold it into the one it restates.
+    Its text is redacted first (``redact_draft``)."""
+    redact_draft(project, draft)
     validate(project, draft)
     draft.content = draft.content.strip()
     draft.agent = holder(draft)
@@ -242,13 +265,15 @@ def _tags(tags: list[str]) -> list[str]:
 
 
 def add_evidence(memory: Memory, evidence: list[Evidence]) -> int:
+    """Link ``memory`` to its evidence messages; each quote is redacted as the project's
+    messages are (a draft's already were: a second pass finds nothing)."""
     rows = [
         MemoryEvidence(
             team_id=memory.team_id,
             memory=memory,
             message=e.message,
             session_id=e.message.session_id,
-            quote=e.quote[:1000],
+            quote=redact_for(memory.project, e.quote)[0][:1000] if e.quote else "",
         )
         for e in evidence
     ]
@@ -354,6 +379,9 @@ def resolve(
     """Mark an open finding resolved (seed 001 §2.2.4 ``resolution``). The row is locked
     and read again first: of two callers resolving at once, the second gets the conflict."""
     now = timezone.now()
+    by, action_taken, verification = (
+        redact_for(finding.project, text)[0] for text in (by, action_taken, verification)
+    )
     with transaction.atomic():
         finding = Memory.objects.select_for_update().get(pk=finding.pk)
         if finding.type != MemoryType.FINDING:
@@ -387,6 +415,9 @@ def update_agent_state(
     given sections (current_context, working_memory, session_learnings, memory_refs) into it."""
     if not agent.strip():
         raise InvalidMemory("An agent state needs its agent.", "agent")
+    # Before the text is rendered from it, so neither the sections nor the content hold
+    # what the project redacts.
+    state, _ = redact_for(project, state)
     with transaction.atomic():
         _lock(project, MemoryType.AGENT_STATE)
         current = (

@@ -4,8 +4,8 @@ The nightly distillation writes only yesterday's and today's entries, so a proje
 another instance would lose its older diary days unless they travel with it. Each entry is
 one record; on the way in it is written as distillation writes it (one row per project,
 person, character and day, updated when it is there already, so importing twice changes
-nothing), embedded again here, and the public ids of its sessions follow the sessions
-(the import's ``session_ids``).
+nothing), its text redacted and embedded again here, and the public ids of its sessions
+follow the sessions (the import's ``session_ids``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,14 @@ from memories.diary.distill import UPDATED, embed_text
 from memories.diary.models import DiaryEntry
 from sessions.backup.sections import ProjectSection
 from sessions.capture.importers.base import ImportFormatError
+from sessions.capture.redaction import redact_for
 from teams.models import Project
 
 NAME = "diary"
 TEXT_FIELDS = ("person", "character", "happened", "text", "method")
 LIST_FIELDS = ("decisions", "preferences", "open_threads", "facts", "sessions")
+REDACTED_TEXT = ("person", "happened", "text")
+REDACTED_LISTS = ("decisions", "preferences", "open_threads", "facts")
 BATCH = 200
 
 
@@ -63,6 +66,11 @@ def _entry(project: Project, record: dict[str, Any], number: int) -> DiaryEntry:
         raise ImportFormatError(
             f"{where}: a diary entry needs 'person' and 'character'", line=number
         )
+    # Written by another instance, perhaps under other switches: redacted as this project
+    # redacts what it distils from (the character is a name entries are found by).
+    for name in (*REDACTED_TEXT, *REDACTED_LISTS):
+        source = texts if name in texts else lists
+        source[name] = redact_for(project, source[name])[0]
     return DiaryEntry(team_id=project.team_id, project=project, day=day, **texts, **lists)
 
 

@@ -29,6 +29,7 @@ from memories.capture.record import (
     fingerprint,
     link,
     record,
+    redact_draft,
 )
 from memories.forget.decay import priority_of
 from memories.models import Memory, MemoryScope, MemoryStatus, MemoryType, Origin
@@ -334,6 +335,8 @@ def _draft(item: Item, vector, by) -> MemoryDraft:
 
 def _write(project: Project, item: Item, vector, by, result: Imported) -> Memory:
     draft = _draft(item, vector, by)
+    # Redacted before the comparison: what is stored is the redacted wording.
+    redact_draft(project, draft)
     # Already there: the same statement under the file's id (or, without an id, of the
     # same type in the same session)
     same = (

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.validators import MaxLengthValidator, ProhibitNullCharactersValidator
-from django.db import models
+from django.db import models, transaction
 from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
@@ -23,6 +23,9 @@ from sessions.capture.importers.base import (
     UnzipLimits,
 )
 from sessions.capture.sanitize import clean_json, clean_surrogates
+from sessions.capture.session_text import redact_session_text
+from sessions.forget.archive import NOT_SETTABLE, set_lifecycle
+from sessions.forget.archive import SETTABLE as SETTABLE_LIFECYCLES
 from sessions.forget.lifecycle import recovery_deadline
 from sessions.forget.messages import tombstone_text
 from sessions.models import Lifecycle, Message, MessageRole, Session, SessionStatus, SourceFormat
@@ -367,7 +370,10 @@ class SessionSerializer(serializers.ModelSerializer):
 
 class SessionPatchSerializer(StorableFieldsMixin, PlainInputMixin, serializers.Serializer):
     """Fields a person or agent may change after capture. ``metadata`` is merged key by key;
-    a key set to null is removed; NUL characters are removed from it, as capture does."""
+    a key set to null is removed; NUL characters are removed from it, as capture does. The
+    text is redacted as capture redacts it (``session_text.py``); ``lifecycle`` goes through
+    the lifecycle (``archive.set_lifecycle``), so archiving drops the message vectors and
+    'active' brings them back."""
 
     storage_model = Session
 
@@ -375,7 +381,14 @@ class SessionPatchSerializer(StorableFieldsMixin, PlainInputMixin, serializers.S
     agent_persona = serializers.CharField(required=False, allow_blank=True)
     workflow = serializers.CharField(required=False)
     status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
-    lifecycle = serializers.ChoiceField(choices=Lifecycle.choices, required=False)
+    lifecycle = serializers.ChoiceField(
+        choices=[(value, Lifecycle(value).label) for value in SETTABLE_LIFECYCLES],
+        required=False,
+        error_messages={"invalid_choice": f"'{{input}}' cannot be set: {NOT_SETTABLE}."},
+        help_text="'archived' archives the session now (its message vectors are dropped); "
+        "'active' brings an archived one back (its messages are embedded again). 'idle' and "
+        "'decaying' are set by the decay, not by hand.",
+    )
     topics = CsvOrListField(child=serializers.CharField(), required=False)
     artifacts = CsvOrListField(child=serializers.CharField(), required=False)
     metadata = serializers.DictField(required=False)
@@ -384,15 +397,20 @@ class SessionPatchSerializer(StorableFieldsMixin, PlainInputMixin, serializers.S
         return clean_json(value)[0]
 
     def update(self, session: Session, validated_data: dict) -> Session:
+        lifecycle = validated_data.pop("lifecycle", None)
+        redact_session_text(session.project, validated_data)
         metadata = validated_data.pop("metadata", None)
-        if metadata is not None:
-            merged = {**session.metadata, **metadata}
-            session.metadata = {k: v for k, v in merged.items() if v is not None}
-            validated_data["metadata"] = session.metadata
-        for name, value in validated_data.items():
-            setattr(session, name, value)
-        if validated_data:
-            session.save(update_fields=[*validated_data, "updated_at"])
+        with transaction.atomic():  # a refused lifecycle (in the trash) changes nothing
+            if metadata is not None:
+                merged = {**session.metadata, **metadata}
+                session.metadata = {k: v for k, v in merged.items() if v is not None}
+                validated_data["metadata"] = session.metadata
+            for name, value in validated_data.items():
+                setattr(session, name, value)
+            if validated_data:
+                session.save(update_fields=[*validated_data, "updated_at"])
+            if lifecycle is not None:
+                set_lifecycle(session, lifecycle, by=self.context.get("by"))
         return session
 
 

@@ -206,11 +206,19 @@ class SessionViewSet(
         opened(session)
         return Response(SessionSerializer(session).data)
 
-    @extend_schema(request=SessionPatchSerializer, responses=SessionSerializer)
+    @extend_schema(
+        request=SessionPatchSerializer,
+        responses={200: SessionSerializer, 400: error(400), 409: error(409)},
+        description="Change what a person or agent may change after capture (the text is "
+        "redacted as at capture). lifecycle 'archived' archives the session now, 'active' "
+        "brings an archived one back; 409 when the session is in the trash.",
+    )
     def partial_update(self, request, id=None):
         session = self.get_object()
         self.require(Role.MEMBER, session.team_id)
-        payload = SessionPatchSerializer(session, data=request.data, partial=True)
+        payload = SessionPatchSerializer(
+            session, data=request.data, partial=True, context={"by": request.user}
+        )
         payload.is_valid(raise_exception=True)
         payload.save()
         return Response(SessionSerializer(session).data)

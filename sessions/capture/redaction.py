@@ -450,4 +450,16 @@ class RedactionPolicy:
         return clean_json(value, self.text, member=_redact_secret_value if self.secrets else None)
 
 
-__all__ = ["MARK", "RedactionPolicy", "is_secret_key", "redact", "redact_json"]
+def redact_for(project, value: Any) -> tuple[Any, int]:
+    """``value`` (a string, or a JSON-like value of dicts and lists) as ``project`` stores
+    it: through the policy its messages go through, and how many values were replaced. The
+    one call every write path makes, so a project's switches act on everything it keeps."""
+    policy = RedactionPolicy.of(project)
+    if not policy or value is None:
+        return value, 0
+    if isinstance(value, str):
+        return policy.text(value)
+    return policy.json(value)
+
+
+__all__ = ["MARK", "RedactionPolicy", "is_secret_key", "redact", "redact_for", "redact_json"]

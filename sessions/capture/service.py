@@ -20,7 +20,8 @@ first new message (its context vector gains its next message); no other writer w
 session while holding a message, so no cycle can form.
 
 Before anything is written, NUL characters (which PostgreSQL cannot store) are removed and,
-when the project asks for it, secrets are redacted. Capture never waits on enrichment: the
+when the project asks for it, secrets and personal data are redacted: in the messages and
+in the session's own text (``session_text.py``). Capture never waits on enrichment: the
 work is enqueued after commit.
 """
 
@@ -41,6 +42,7 @@ from sessions.capture.message_kind import kind_of
 from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wants_compaction
 from sessions.capture.redaction import RedactionPolicy
 from sessions.capture.sanitize import clean_json, clean_text
+from sessions.capture.session_text import redact_session_text
 from sessions.embedding.tokens import count_tokens
 from sessions.forget import derived
 from sessions.forget.archive import requeue_unembedded
@@ -216,30 +218,39 @@ def _first_line(messages: list[ParsedMessage]) -> str:
     return ""
 
 
-def _session_fields(parsed: ParsedSession) -> dict:
+def _session_fields(project: Project, parsed: ParsedSession) -> dict:
     timestamps = [m.timestamp for m in parsed.messages if m.timestamp is not None]
     started = parsed.started_at or (min(timestamps) if timestamps else None) or timezone.now()
     ended = parsed.ended_at or (max(timestamps) if timestamps else None)
-    metadata, _ = clean_json(parsed.metadata or {})
+    # Redacted whole, then cut to fit: a secret cut in two would no longer be recognised.
+    text = {
+        "agent_persona": clean_text(parsed.agent_persona)[0],
+        "title": clean_text(parsed.title or _first_line(parsed.messages))[0],
+        "user_name": clean_text(parsed.user_name)[0],
+        "topics": [t.strip() for t in parsed.topics if t and t.strip()],
+        "artifacts": [a.strip() for a in parsed.artifacts if a and a.strip()],
+        "metadata": clean_json(parsed.metadata or {})[0],
+    }
+    redact_session_text(project, text)
     return {
         "agent_name": parsed.agent_name or "agent",
-        "agent_persona": clean_text(parsed.agent_persona)[0][:100],
+        "agent_persona": text["agent_persona"][:100],
         "workflow": parsed.workflow or "none",
-        "title": clean_text(parsed.title or _first_line(parsed.messages))[0][:300],
-        "user_name": clean_text(parsed.user_name)[0][:200],
+        "title": text["title"][:300],
+        "user_name": text["user_name"][:200],
         "source_format": parsed.source_format or SourceFormat.API,
         "status": parsed.status or SessionStatus.COMPLETED,
         "started_at": started,
         "ended_at": ended,
-        "topics": [t.strip()[:64] for t in parsed.topics if t and t.strip()],
-        "artifacts": [a.strip()[:500] for a in parsed.artifacts if a and a.strip()],
-        "metadata": metadata,
+        "topics": [t[:64] for t in text["topics"]],
+        "artifacts": [a[:500] for a in text["artifacts"]],
+        "metadata": text["metadata"],
     }
 
 
 def _create_session(project: Project, parsed: ParsedSession) -> Session:
     """Insert a new session (its external id is free: the caller holds its advisory lock)."""
-    fields = _session_fields(parsed)
+    fields = _session_fields(project, parsed)
     for _attempt in range(5):
         session = Session(
             team_id=project.team_id,
@@ -260,7 +271,7 @@ def _create_session(project: Project, parsed: ParsedSession) -> Session:
 
 def _update_fields(session: Session, parsed: ParsedSession) -> None:
     """A re-sent session updates what it says again (status at exit, end time, …)."""
-    fields = _session_fields(parsed)
+    fields = _session_fields(session.project, parsed)
     changed = []
     for name in ("agent_persona", "title", "user_name", "status"):
         if getattr(parsed, name) and fields[name] != getattr(session, name):

@@ -17,6 +17,11 @@ sessions" still finds it), and its messages with their keyword index (search fin
 keyword with ``include_archived``). Restoring puts its messages back to pending embedding and
 pokes the pipeline, which embeds them again like new ones.
 
+People set a lifecycle through ``set_lifecycle`` only (the API's PATCH, the admin's
+actions): 'archived' archives now whatever the session's age (``archive_now``), 'active'
+restores an archived session (``unarchive``); 'idle' and 'decaying' are this module's to set,
+so a label never says archived while the vectors are there, or active while they are gone.
+
 Archiving and the embedding worker: archiving locks the session ``FOR UPDATE`` (it waits for
 a worker writing its chunks, which holds the session ``KEY SHARE``, and keeps the next one
 out), then marks its messages done, deleting its chunks. A worker that claimed some of its
@@ -76,6 +81,11 @@ SELECT s.id FROM agent_sessions_session s JOIN teams_project p ON p.id = s.proje
 WHERE s.id = ANY(%(ids)s) AND {ARCHIVABLE}
 ORDER BY s.id FOR UPDATE OF s
 """
+LOCK_LIVE_SQL = """
+SELECT s.id FROM agent_sessions_session s
+WHERE s.id = ANY(%(ids)s) AND s.deleted_at IS NULL AND s.lifecycle <> 'archived'
+ORDER BY s.id FOR UPDATE OF s
+"""
 # A session with no summary vector yet keeps the mean of its chunk vectors as its vector
 # (what "similar sessions" would have used), before the chunks go.
 KEEP_SESSION_VECTOR_SQL = """
@@ -111,17 +121,34 @@ def archive_sessions(ids: list[int], now=None) -> int:
     now = now or timezone.now()
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(LOCK_ARCHIVABLE_SQL, {"ids": ids, "now": now})
-        locked = [row[0] for row in cursor.fetchall()]
-        if not locked:
-            return 0
-        cursor.execute(KEEP_SESSION_VECTOR_SQL, {"ids": locked})
-        # Out of the embedding queue: nothing re-embeds an archived session's messages
-        # until it is restored (restoring puts every message without chunks back).
-        Message.objects.filter(session_id__in=locked).exclude(
-            enrichment_status=EnrichmentStatus.DONE, claimed_by__isnull=True
-        ).update(enrichment_status=EnrichmentStatus.DONE, claimed_by=None)
-        MessageChunk.objects.filter(session_id__in=locked).delete()
-        Session.objects.filter(pk__in=locked).update(lifecycle=Lifecycle.ARCHIVED, archived_at=now)
+        return _archive_locked(cursor, [row[0] for row in cursor.fetchall()], now)
+
+
+def archive_now(session: Session, now=None) -> bool:
+    """Archive a live session whatever its age (someone asked for it); False, changing
+    nothing, when it is already archived or in the trash."""
+    now = now or timezone.now()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(LOCK_LIVE_SQL, {"ids": [session.pk]})
+        archived = _archive_locked(cursor, [row[0] for row in cursor.fetchall()], now)
+    if archived:
+        session.refresh_from_db(fields=["lifecycle", "archived_at", "embedding"])
+        logger.info("session %s archived on request", session.public_id)
+    return bool(archived)
+
+
+def _archive_locked(cursor, locked: list[int], now) -> int:
+    """Archive these sessions, whose rows the caller's transaction holds."""
+    if not locked:
+        return 0
+    cursor.execute(KEEP_SESSION_VECTOR_SQL, {"ids": locked})
+    # Out of the embedding queue: nothing re-embeds an archived session's messages until it
+    # is restored (restoring puts every message without chunks back).
+    Message.objects.filter(session_id__in=locked).exclude(
+        enrichment_status=EnrichmentStatus.DONE, claimed_by__isnull=True
+    ).update(enrichment_status=EnrichmentStatus.DONE, claimed_by=None)
+    MessageChunk.objects.filter(session_id__in=locked).delete()
+    Session.objects.filter(pk__in=locked).update(lifecycle=Lifecycle.ARCHIVED, archived_at=now)
     return len(locked)
 
 
@@ -141,6 +168,52 @@ def unarchive(session: Session, now=None) -> bool:
     session.refresh_from_db(fields=["lifecycle", "archived_at", "last_active_at"])
     logger.info("session %s restored from the archive", session.public_id)
     return True
+
+
+# What a person (the API, the admin) may set; idle and decaying are the decay's to set.
+SETTABLE = (Lifecycle.ACTIVE, Lifecycle.ARCHIVED)
+NOT_SETTABLE = (
+    "only 'active' (bring an archived session back) or 'archived' (archive it now) can be "
+    "set; 'idle' and 'decaying' follow from how long a session is unused"
+)
+
+
+class LifecycleNotSettable(ValueError):
+    """A lifecycle state that is not set by hand (``NOT_SETTABLE`` says which are)."""
+
+
+def set_lifecycle(session: Session, value: str, by=None) -> bool:
+    """Move ``session`` to ``value`` the way the lifecycle does: 'archived' drops its message
+    vectors (``archive_now``), 'active' on an archived session embeds them again
+    (``unarchive``) and on an idle or decaying one restarts its clock. A session in the
+    trash is refused (``LifecycleConflict``). Returns whether anything changed."""
+    from sessions.forget.lifecycle import LifecycleConflict, in_trash_state
+
+    if value not in SETTABLE:
+        raise LifecycleNotSettable(NOT_SETTABLE)
+    if session.deleted_at is not None:
+        raise LifecycleConflict(
+            f"session {session.public_id} is in the trash; restore it before changing its "
+            "lifecycle",
+            in_trash_state(session),
+        )
+    who = f" by {by}" if getattr(by, "pk", None) else ""
+    if value == Lifecycle.ARCHIVED:
+        changed = archive_now(session)
+    else:
+        # Each a conditional update on the state it moves from, so the daily check archiving
+        # the session meanwhile cannot leave it active without its vectors.
+        changed = unarchive(session) or bool(
+            Session.objects.filter(
+                pk=session.pk,
+                deleted_at__isnull=True,
+                lifecycle__in=[Lifecycle.IDLE, Lifecycle.DECAYING],
+            ).update(lifecycle=Lifecycle.ACTIVE, last_active_at=timezone.now())
+        )
+        session.refresh_from_db(fields=["lifecycle", "archived_at", "last_active_at"])
+    if changed:
+        logger.info("session %s set %s%s", session.public_id, value, who)
+    return changed
 
 
 def requeue_unembedded(session_pk: int) -> int:
