@@ -257,6 +257,10 @@ SPECTACULAR_SETTINGS = {
         "PreferenceTypeEnum": ["preference"],
         "LearningTypeEnum": ["learning"],
         "FactTypeEnum": ["fact"],
+        # A session's lifecycle as read, and the two states a person may set
+        # (sessions/forget/archive.py ``SETTABLE``).
+        "LifecycleEnum": "sessions.models.Lifecycle",
+        "SettableLifecycleEnum": "sessions.forget.archive.SETTABLE",
     },
 }
 

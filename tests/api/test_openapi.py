@@ -34,7 +34,7 @@ DOCUMENTED = {
     "GET /api/v1/sessions": {200, 400, 401, 403, 404, 503},
     "POST /api/v1/sessions": {200, 201, 400, 401, 403, 404, 409, 413, 415, 503},
     "GET /api/v1/sessions/{id}": {200, 401, 403, 404, 503},
-    "PATCH /api/v1/sessions/{id}": {200, 400, 401, 403, 404, 413, 415, 503},
+    "PATCH /api/v1/sessions/{id}": {200, 400, 401, 403, 404, 409, 413, 415, 503},
     "DELETE /api/v1/sessions/{id}": {204, 400, 401, 403, 404, 409, 503},
     "GET /api/v1/sessions/{id}/messages": {200, 400, 401, 403, 404, 503},
     "POST /api/v1/sessions/{id}/messages": {201, 400, 401, 403, 404, 409, 413, 415, 503},
