@@ -29,7 +29,7 @@ from memories.diary import due
 from memories.diary.distill import distill_day
 from memories.diary.models import DiaryEntry
 from memories.models import Memory, MemoryExtraction
-from sessions.forget import lifecycle, retention
+from sessions.forget import derived, lifecycle, retention
 from sessions.forget.audit import find_text
 from sessions.models import EnrichmentStatus, Message, Session
 from teams.models import ApiToken, Role, TokenPermission
@@ -40,7 +40,14 @@ from tests.waiting import wait_for
 # Letters a stemmer leaves alone and that make no English word: a name is found as itself
 # in a keyword index too.
 LETTERS = "bcfghjkmnpqrtvwxz"
-SCENARIOS = ("trash_and_purge", "retention", "remove_message", "anonymise_session", "project")
+SCENARIOS = (
+    "trash_and_purge",
+    "retention",
+    "remove_message",
+    "anonymise_session",
+    "project",
+    "memories_deleted",
+)
 MCP_HEADERS = {
     "HTTP_ACCEPT": "application/json, text/event-stream",
     "HTTP_MCP_PROTOCOL_VERSION": "2025-06-18",
@@ -71,6 +78,12 @@ class Person:
     @property
     def personal(self) -> list[str]:
         return [self.first, self.last, self.email]
+
+
+def rota(person: Person) -> str:
+    """A word of one memory only (recorded by an agent, no session): what deleting it
+    erases."""
+    return f"rota{person.code}"
 
 
 EXAMPLES = itertools.count(1)
@@ -185,7 +198,7 @@ class World:
             },
             {
                 "type": "fact",
-                "content": f"{last.name} is on call this week.",
+                "content": f"{last.name} is on call this week ({rota(last)}).",
                 "person": last.name,
                 "agent": "helper",
             },
@@ -285,6 +298,20 @@ def forget(world: World, scenario: str) -> tuple[list[str], list[str]]:
         assert response.status_code == 200, response.content
         gone = folks[0].personal
         return gone, [folks[0].code, *(t for p in others[:-1] for t in p.personal)]
+    elif scenario == "memories_deleted":
+        # A memory recorded by an agent (no session) deleted in bulk by its person, then
+        # purged by the daily purge once the project's recovery window has passed.
+        last = folks[-1]
+        response = admin.post(
+            "/api/v1/memories/delete",
+            {"person": last.name, "dry_run": False, "reason": "asked to"},
+            format="json",
+        )
+        assert response.status_code == 200, response.content
+        assert response.json()["memories"] >= 1
+        later = timezone.now() + timedelta(days=world.project.trash_days + 1)
+        assert derived.purge_expired(later)["memories"] >= 1
+        return [rota(last)], [t for p in folks for t in (*p.personal, p.code)]
     else:
         response = admin.post(
             f"/api/v1/anonymize?project={world.project.pk}", {"dry_run": False}, format="json"
