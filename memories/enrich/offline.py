@@ -1,8 +1,9 @@
 """The offline extractor: rules over a session's own messages (no LLM, no network).
 
 Each stated sentence (``sentences.py``) is offered to the rules of each type in turn
-(``rules/``: a decision before a finding before a learning before a preference before a
-fact) and becomes at most one memory, linked to its message with the sentence as the quote.
+(``rules/``: a decision (stated, or a choice of a plan) before a finding before a learning
+before a preference before a fact) and becomes at most one memory, linked to its message with
+the sentence as the quote.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from memories.capture.record import Evidence, MemoryDraft
-from memories.enrich.rules import Match, decisions, facts, findings, learnings, preferences
+from memories.enrich.rules import (
+    Match,
+    decisions,
+    facts,
+    findings,
+    learnings,
+    plans,
+    preferences,
+)
 from memories.enrich.sentences import Kind, Statement, kind_of, statements
 from memories.models import MemoryScope, Origin
 from sessions.enrich.entities import extract_from_text
@@ -20,7 +29,14 @@ from sessions.enrich.text import content_words
 from sessions.enrich.transcript import attr
 from sessions.models import Message, Session
 
-RULES = (decisions.match, findings.match, learnings.match, preferences.match, facts.match)
+RULES = (
+    decisions.match,
+    plans.match,
+    findings.match,
+    learnings.match,
+    preferences.match,
+    facts.match,
+)
 MAX_TAGS = 8
 KIND_SAMPLE = 200
 _TAGGED_ENTITIES = ("FILE", "PACKAGE")

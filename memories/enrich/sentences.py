@@ -27,7 +27,15 @@ _HYPOTHETICAL = re.compile(
     re.I,
 )
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
-_REPORTED_PLAN = re.compile(r"^(now )?(let me|i'?ll (now )?(check|look|read|run|start))\b", re.I)
+# Narration of the next step ("Now let me read the file", "Next, I'll check the tests") and
+# requests ("Can you also add …"): neither states anything that holds after the session.
+_REPORTED_PLAN = re.compile(
+    r"^((now|first|next|then|ok(ay)?|good|great|alright|perfect)[,.!]?\s+)*(let me|"
+    r"i'?ll (now |first |also )?(check|look|read|run|start|open|search|inspect|explore|examine|"
+    r"verify|review|trace|update|add|create|write|fix|investigate|see|find|go through))\b"
+    r"|^(can|could|will|would) you\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -91,14 +99,15 @@ CODE_ENTITIES = {"FILE", "FUNCTION", "CLASS", "ERROR", "COMMAND"}
 
 
 def at_work(session: Any, messages: Sequence[Any]) -> bool:
-    """An agent at work: it calls tools, or the session comes from an agent's own transcript
-    or a workflow, or it talks about code (files, functions, errors, commands). A coding
-    agent's session posted as plain messages has no tool calls, and is still work."""
+    """An agent at work: it calls tools, or the session comes from an agent's own transcript, a
+    workflow or an agent with a persona (an architect, a PM), or it talks about code (files,
+    functions, errors, commands). A coding agent's session posted as plain messages has no tool
+    calls, and is still work."""
     if any(attr(m, "role") == "tool" or attr(m, "tool_name") for m in messages):
         return True
     if attr(session, "source_format", "") in AGENT_FORMATS:
         return True
-    if attr(session, "workflow", "none") not in ("", "none"):
+    if attr(session, "workflow", "none") not in ("", "none") or attr(session, "agent_persona", ""):
         return True
     return any(
         kind in CODE_ENTITIES

@@ -146,3 +146,96 @@ def test_an_assistant_answering_a_chat_without_tools_gives_no_memories():
     [(statement, match)] = found(*messages, with_tools=False)
     assert statement.role == "user" and match.type == "fact"
     assert match.content == "Dana: I have a Dell XPS laptop that is about two years old now."
+
+
+def types_of(*messages, **kw):
+    return [(match.type, match.content) for _, match in found(*messages, **kw)]
+
+
+def test_an_agents_statements_count_when_it_has_a_persona_though_it_calls_no_tools():
+    said = agent(
+        "We decided to use PostgreSQL instead of MongoDB for the ledger because we need "
+        "multi-row transactions."
+    )
+    asked = user("Which store did we settle on for the ledger?")
+    architect = {**AGENT_SESSION, "agent_persona": "Winston"}
+    assert [t for t, _ in types_of(asked, said, session=architect, with_tools=False)] == [
+        "decision"
+    ]
+    assert types_of(asked, said, with_tools=False) == []
+
+
+def test_the_choices_of_a_proposed_plan_are_decisions_and_its_other_steps_are_not():
+    plan = agent(
+        "<proposed_plan>\n# Billing rework\n\n## Steps\n\n"
+        "- Use Stripe Checkout as the hosted payment page.\n"
+        "- Describe refunds as a manual step, not an automated one.\n"
+        "- Add a webhook test for failed charges.\n"
+        "</proposed_plan>"
+    )
+    assert types_of(plan) == [
+        ("decision", "Use Stripe Checkout as the hosted payment page."),
+        ("decision", "Describe refunds as a manual step, not an automated one."),
+    ]
+    assert types_of(agent("Use Stripe Checkout as the hosted payment page.")) == []
+
+
+def test_what_an_agent_labels_its_plan_is_a_decision():
+    assert types_of(agent("Plan: move the session cache to Redis and drop the file store.")) == [
+        ("decision", "Move the session cache to Redis and drop the file store.")
+    ]
+
+
+def test_findings_from_a_named_cause_and_from_a_state_and_its_effect():
+    messages = [
+        agent("The bug: tokens are never refreshed after a password change."),
+        agent("No, the stale lockfile isn't the cause."),
+        agent("The worker has no retry policy configured, so failed uploads are dropped."),
+    ]
+    assert [t for t, _ in types_of(*messages)] == ["finding", "finding", "finding"]
+
+
+def test_a_guess_or_a_person_explaining_themselves_is_not_a_finding():
+    messages = [
+        agent("The scheduler is likely the culprit here."),
+        agent("The parser seems to be the root cause."),
+        agent("I don't have access to your server, so run the command locally."),
+    ]
+    assert types_of(*messages) == []
+
+
+def test_a_users_standing_instructions_are_preferences():
+    messages = [
+        user("In the status endpoint, do NOT return the full connection string ever."),
+        user("The main point is that I only want one script to run every linter."),
+        user("Keep it lean and use as few external packages as possible."),
+    ]
+    assert [t for t, _ in types_of(*messages)] == ["preference"] * 3
+    assert types_of(agent("Keep it lean and use as few external packages as possible.")) == []
+
+
+def test_a_users_settled_choices_for_the_project_are_decisions():
+    messages = [
+        user("We will only support PostgreSQL for now."),
+        user("Ensure that all API tests run against the seeded database."),
+    ]
+    assert [t for t, _ in types_of(*messages)] == ["decision", "decision"]
+
+
+def test_decisions_that_name_nothing_and_next_steps_are_not_decisions():
+    messages = [
+        user("Let's go with that."),
+        user("Ok so lets use these for now."),
+        user("Now, let's move to the server side."),
+        agent("Let's go with your suggestion."),
+    ]
+    assert types_of(*messages) == []
+
+
+def test_narration_and_requests_are_not_memories():
+    messages = [
+        agent("Next, I'll read the migration files to see how we decided to use UUIDs."),
+        agent("Now let me check the go-git code, the problem is there."),
+        user("Can you also tell the client that we decided to use a fixed price."),
+    ]
+    assert types_of(*messages) == []

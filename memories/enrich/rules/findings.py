@@ -1,7 +1,9 @@
-"""Findings: bugs and their causes as stated ("the problem was …", "found that …", "root
-cause: …", "CRITICAL: …"). The marker sets the severity; the words say the category; a
-file named in the sentence is its location. "That didn't work" is a finding only when the
-sentence also says why (a dead end without a reason is left out)."""
+"""Findings: bugs and their causes as stated ("the problem was …", "found that …", "root cause:
+…", "CRITICAL: …", "X isn't the cause"), and an agent's account of a state of the code and its
+effect ("the app has no X, so Y"); a hedged guess ("likely", "seems") is not one. The marker
+sets the severity; the words say the category; a file named in the sentence is its location.
+"That didn't work" is a finding only when the sentence also says why (a dead end without a
+reason is left out)."""
 
 from __future__ import annotations
 
@@ -18,11 +20,21 @@ _CUES = re.compile(
     r"(\w+\s+)?(bug|issue|problem|race|leak|typo|regression|mismatch|conflict)s?\b)"
     r"|\bturns? out (that )?(the|a|an|there|it)\b[^.]*\b(bug|broken|missing|wrong|fail|"
     r"error|crash|leak|race|not)\w*"
-    r"|^(critical|important|bug|finding|issue|security|warning)\s*:\s*\S"
+    r"|^(the\s+)?(critical|important|bug|finding|issue|problem|security|warning|root cause|"
+    r"cause)\s*:\s*\S"
+    r"|\b(is|was|isn'?t|wasn'?t|is not|was not) (the|a) (root )?cause\b"
     r"|\b(caused by|is causing|was causing|causes the|is broken|was broken|fails because|"
     r"failed because|failing because|doesn'?t work because|didn'?t work because)\b",
     re.I,
 )
+# A state the code is in, and what it leads to: "the app has no CORS middleware, so the
+# server answers 405". The subject is the code, not a person ("I can't …, so …").
+_CONSEQUENCE = re.compile(
+    r"^(?!(i|we|you|let'?s|it|this|that)\b)[^,;:]{8,}\b(doesn'?t|does not|don'?t|do not|isn'?t|"
+    r"is not|aren'?t|are not|has no|have no|never|not)\b[^,;:]*,\s*so\s+(that\s+)?\S",
+    re.I,
+)
+_HEDGED = re.compile(r"\b(likely|probably|seems?|appears?|guess)\b", re.I)
 _NOT_A_FINDING = re.compile(
     r"\b(no (problem|issue|bug)s?|without (any )?(problem|issue)s?|not (a|the) (problem|"
     r"issue)|(problem|issue) (is|was) (solved|fixed|resolved)|found (the|a|an) (file|"
@@ -76,7 +88,10 @@ _ROOT_CAUSE = re.compile(
 
 def match(statement) -> Match | None:
     sentence = statement.sentence
-    if not statement.tools or not _CUES.search(sentence) or _NOT_A_FINDING.search(sentence):
+    if not statement.tools or _NOT_A_FINDING.search(sentence) or _HEDGED.search(sentence):
+        return None
+    consequence = statement.role == "assistant" and _CONSEQUENCE.search(sentence)
+    if not (_CUES.search(sentence) or consequence):
         return None
     details: dict = {"finding": clean(sentence), "discovered_by": statement.speaker}
     severity = next((name for name, cue in _SEVERITY if cue.search(sentence)), "minor")

@@ -1,7 +1,8 @@
 """Preferences: what the user of an agent says they want done a certain way ("I prefer …",
-"always …", "never …", "please don't …"). Only the user's own words count (an agent's
-"I prefer" is not the user's preference), and only explicit ones: inferring a preference
-from behaviour is left to the LLM extractor.
+"always …", "never …", "please don't …", "do NOT … ever", "I only want …", "as few … as
+possible"). Only the user's own words count (an agent's "I prefer" is not the user's
+preference), and only explicit ones: inferring a preference from behaviour is left to the LLM
+extractor.
 
 The topic is the sentence's meaningful words without its polarity ("always"/"never",
 "do"/"don't"), so "never squash commits" and later "always squash commits" share a topic and
@@ -23,7 +24,10 @@ _CUES = re.compile(
     r"|\bi('d|\s+really|\s+strongly|\s+generally|\s+usually)?\s+(prefer|dislike|hate)\b"
     r"|\bi\s+(really\s+)?(like|love)\s+(to\s+\w+|it when|when|\w+ing\b)"
     r"|\bmy preference is\b|\bi'?m a (big )?fan of\b"
-    r"|\bi (always|never)\s+(use|want|write|run|commit|prefer|like)\b",
+    r"|\bi (always|never)\s+(use|want|write|run|commit|prefer|like)\b"
+    r"|\b(do not|don'?t|never)\b[^.]*\bever\b|\bi only want\b"
+    r"|\bas (few|little|simple|small) [\w -]{0,40}as possible\b"
+    r"|^keep (it|things|this|everything) (to (the|a) )?(minimum|minimal|simple|small|lean)\b",
     re.I,
 )
 _NOT_A_PREFERENCE = re.compile(
