@@ -239,3 +239,13 @@ def test_narration_and_requests_are_not_memories():
         user("Can you also tell the client that we decided to use a fixed price."),
     ]
     assert types_of(*messages) == []
+
+
+def test_a_rule_of_a_language_is_a_learning_and_a_limitation_found_is_a_finding():
+    messages = [
+        agent("In Go, a nil map cannot be written to without a make call first."),
+        agent("Unfortunately, the queue library has no hook for a message that expires."),
+        agent("Unfortunately, I can't reach your staging server from here."),
+        agent("Unfortunately, the number of guests on a booking cannot be changed."),
+    ]
+    assert [t for t, _ in types_of(*messages)] == ["learning", "finding"]

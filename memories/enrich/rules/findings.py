@@ -1,9 +1,9 @@
 """Findings: bugs and their causes as stated ("the problem was …", "found that …", "root cause:
-…", "CRITICAL: …", "X isn't the cause"), and an agent's account of a state of the code and its
-effect ("the app has no X, so Y"); a hedged guess ("likely", "seems") is not one. The marker
-sets the severity; the words say the category; a file named in the sentence is its location.
-"That didn't work" is a finding only when the sentence also says why (a dead end without a
-reason is left out)."""
+…", "CRITICAL: …", "X isn't the cause", "unfortunately, X has no Y"), and an agent's account of
+a state of the code and its effect ("the app has no X, so Y"); a hedged guess ("likely",
+"seems") is not one. The marker sets the severity; the words say the category; a file named in
+the sentence is its location. "That didn't work" is a finding only when the sentence also says
+why (a dead end without a reason is left out)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,19 @@ _CUES = re.compile(
 _CONSEQUENCE = re.compile(
     r"^(?!(i|we|you|let'?s|it|this|that)\b)[^,;:]{8,}\b(doesn'?t|does not|don'?t|do not|isn'?t|"
     r"is not|aren'?t|are not|has no|have no|never|not)\b[^,;:]*,\s*so\s+(that\s+)?\S",
+    re.I,
+)
+# "Unfortunately, git has no hook for reset": a limitation of the code or a tool, found out. A
+# rule of a business the agent recites ("the passengers cannot be changed") is not one.
+_LIMITATION = re.compile(
+    r"^unfortunately,?\s+(?!(i|we|you|let'?s)\b)[^,;]*\b(doesn'?t|does not|don'?t|do not|"
+    r"can'?t|cannot|isn'?t|is not|aren'?t|are not|has no|have no|never|no)\b",
+    re.I,
+)
+_TECHNICAL = re.compile(
+    r"\b(hooks?|api|library|module|function|method|config\w*|flag|option|command|endpoint|"
+    r"schema|index|branch|commit|driver|parser|build|compiler|runtime|sdk|plugin|column|"
+    r"table|type|interface|package|version|protocol|header|query|cache|queue|server|client)\b",
     re.I,
 )
 _HEDGED = re.compile(r"\b(likely|probably|seems?|appears?|guess)\b", re.I)
@@ -91,7 +104,8 @@ def match(statement) -> Match | None:
     if not statement.tools or _NOT_A_FINDING.search(sentence) or _HEDGED.search(sentence):
         return None
     consequence = statement.role == "assistant" and _CONSEQUENCE.search(sentence)
-    if not (_CUES.search(sentence) or consequence):
+    limitation = _LIMITATION.search(sentence) and _TECHNICAL.search(sentence)
+    if not (_CUES.search(sentence) or consequence or limitation):
         return None
     details: dict = {"finding": clean(sentence), "discovered_by": statement.speaker}
     severity = next((name for name, cue in _SEVERITY if cue.search(sentence)), "minor")
