@@ -151,6 +151,7 @@ MEMORY_TEXT = ("content", "person", "agent", "topic")
 
 def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
     from memories.capture.record import _embed, fingerprint
+    from sessions.forget.anonymize import update_each
 
     changed = []
     for memory in memories.defer("embedding").order_by("pk"):
@@ -168,15 +169,13 @@ def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
             # Made again from the anonymised text: the old vector was the original words'.
             memory.embedding = _embed(memory.content)
             memory.fingerprint = fingerprint(memory.content)
-        Memory.objects.bulk_update(
-            changed,
-            [*MEMORY_TEXT, "details", "tags", "embedding", "fingerprint"],
-            batch_size=200,
-        )
+        update_each(Memory, changed, [*MEMORY_TEXT, "details", "tags", "embedding", "fingerprint"])
     return Counter(memories=len(changed))
 
 
 def _anonymise_quotes(evidence, anonymizer, *, write: bool) -> Counter:
+    from sessions.forget.anonymize import update_each
+
     changed = []
     for row in evidence.only("pk", "quote").order_by("pk"):
         quote = anonymizer.text(row.quote)
@@ -184,5 +183,5 @@ def _anonymise_quotes(evidence, anonymizer, *, write: bool) -> Counter:
             row.quote = quote
             changed.append(row)
     if write and changed:
-        MemoryEvidence.objects.bulk_update(changed, ["quote"], batch_size=500)
+        update_each(MemoryEvidence, changed, ["quote"])
     return Counter(evidence_quotes=len(changed))
