@@ -46,10 +46,10 @@ Afterwards the audit is run again for the anonymised project's names, as a check
 find none of them), and the purged project's rows are counted (none may be left).
 
     python -m bench.forgetting [--messages 100000] [--session-messages 100] [--repeat 1]
-        [--profile anonymise] [--hnsw] [--keep DIR]
+        [--profile anonymise,purge] [--hnsw] [--keep DIR]
 
 ``--repeat N`` builds the data again for each repetition (the steps change it) and reports
-medians. ``--profile STEP`` runs that step under cProfile and prints its top functions
+medians. ``--profile STEP,…`` runs those steps under cProfile and prints their top functions
 (the figures of a profiled step are inflated).
 """
 
@@ -62,6 +62,7 @@ import json
 import logging
 import pstats
 import random
+import shutil
 import statistics
 import sys
 import time
@@ -133,9 +134,11 @@ class Measured:
             self.profile.disable()
         self.rise_mib = max(0, _status_kib("VmHWM") - self.rss_before) / 1024
 
-    def top(self, n: int = 25) -> str:
+    def top(self, n: int = 30) -> str:
         out = io.StringIO()
-        pstats.Stats(self.profile, stream=out).sort_stats("cumulative").print_stats(n)
+        stats = pstats.Stats(self.profile, stream=out)
+        stats.sort_stats("cumulative").print_stats(n)
+        stats.sort_stats("tottime").print_stats(15)
         return out.getvalue()
 
 
@@ -703,7 +706,7 @@ def repetition(args, texts, seed: int) -> tuple[dict, dict]:
     notes: dict = {}
 
     def step(name: str, work, *, messages: int):
-        with Measured(profile=args.profile == name) as measured:
+        with Measured(profile=name in args.profile) as measured:
             result = work()
         measured.messages, measured.result = messages, result
         figures[name] = measured
@@ -775,7 +778,11 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=34, help="random seed of the data (34)")
     parser.add_argument(
-        "--profile", choices=STEPS, help="run this step under cProfile and print its top costs"
+        "--profile",
+        type=lambda text: text.split(","),
+        default=[],
+        help=f"steps to run under cProfile, comma-separated ({','.join(STEPS)}): their top "
+        "costs are printed (and their figures inflated)",
     )
     parser.add_argument(
         "--hnsw", action="store_true", help="build the chunks' HNSW index after loading"
@@ -786,7 +793,7 @@ def main() -> None:
         parser.error("--messages must hold at least four sessions")
     texts = locomo_texts()
     runs = []
-    with django_on_embedded_servers(args.keep.resolve() if args.keep else None):
+    with django_on_embedded_servers(args.keep.resolve() if args.keep else None) as folder:
         # Each session's anonymisation and trash logs a line at INFO: not for this table.
         logging.getLogger("sessions").setLevel(logging.WARNING)
         logging.getLogger("memories").setLevel(logging.WARNING)
@@ -803,6 +810,8 @@ def main() -> None:
         f"{psutil.getloadavg()[0]:.1f}"
     )
     print(table(runs))
+    if not args.keep:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
