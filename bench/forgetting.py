@@ -685,7 +685,11 @@ def repetition(args, texts, seed: int) -> tuple[dict, dict]:
     from django.utils import timezone
 
     from memories.capture.record import _embed
-    from sessions.forget.anonymize import AnonymizationConfig, anonymize_project
+    from sessions.forget.anonymize import (
+        PREVIEW_SESSIONS,
+        AnonymizationConfig,
+        anonymize_project,
+    )
     from sessions.forget.audit import find_text
     from sessions.models import Message
     from sessions.tasks import purge_trash
@@ -723,7 +727,11 @@ def repetition(args, texts, seed: int) -> tuple[dict, dict]:
     hits = step("audit", lambda: find_text(needles(people)), messages=total)
     notes["audit hits before"] = len(hits)
     config = AnonymizationConfig()
-    preview = step("preview", lambda: anonymize_project(anon, config, dry_run=True), messages=n)
+    # The preview reads the latest PREVIEW_SESSIONS sessions only: its messages are theirs.
+    in_preview = min(counts["sessions"], PREVIEW_SESSIONS) * args.session_messages
+    preview = step(
+        "preview", lambda: anonymize_project(anon, config, dry_run=True), messages=in_preview
+    )
     notes["preview sessions"] = preview.sessions
     outcome = step("anonymise", lambda: anonymize_project(anon, config, dry_run=False), messages=n)
     notes["anonymised"] = {
