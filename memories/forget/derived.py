@@ -104,13 +104,16 @@ class MemoriesDerived(Derived):
         return counts
 
     def anonymise(self, session, anonymizer, *, write):
-        memories = Memory.objects.filter(
-            Q(session_id=session.pk) | Q(evidence__session_id=session.pk)
-        ).distinct()
+        # The memories of the session and those with evidence in it, found by two index
+        # lookups: one condition over a join of the two tables read both whole, for each
+        # session (docs/benchmarks.md, "Forgetting at scale").
+        ids = set(Memory.objects.filter(session_id=session.pk).values_list("pk", flat=True))
+        ids |= set(
+            MemoryEvidence.objects.filter(session_id=session.pk).values_list("memory_id", flat=True)
+        )
+        memories = Memory.objects.filter(pk__in=ids)
         counts = _anonymise_memories(memories, anonymizer, write=write)
-        quotes = MemoryEvidence.objects.filter(
-            Q(session_id=session.pk) | Q(memory__in=memories)
-        ).distinct()
+        quotes = MemoryEvidence.objects.filter(Q(session_id=session.pk) | Q(memory_id__in=ids))
         counts += _anonymise_quotes(quotes, anonymizer, write=write)
         entries = DiaryEntry.objects.filter(sessions__overlap=[session.public_id])
         counts["diary_entries"] += entries.count()
