@@ -28,8 +28,8 @@ high-water mark is reset before the step (``/proc/self/clear_refs``), and the ta
 its rise over the RSS before the step. PostgreSQL's own memory is not in it.
 
 1. baseline: ``SELECT content`` of one project's messages, fetched into Python once;
-2. audit: ``sessions/forget/audit.py`` ``find_text`` of three people's names and an e-mail
-   address over every text column of the whole database (both projects);
+2. audit: ``sessions/forget/audit.py`` ``find_text`` of three people's full names and an
+   e-mail address over every text column of the whole database (both projects);
 3. anonymise preview: ``anonymize_project(dry_run=True)`` (the API's preview: the latest
    ``PREVIEW_SESSIONS`` sessions only);
 4. anonymise: ``anonymize_project(dry_run=False)``, as the Celery task runs it: every
@@ -40,10 +40,13 @@ its rise over the RSS before the step. PostgreSQL's own memory is not in it.
 5. trash: every session of the other project through ``sessions/forget/bulk.py``
    ``soft_delete_many`` (what a person's "delete all matching" does, ``MAX_BULK`` at a time);
 6. purge: the daily ``sessions.tasks.purge_trash`` once their trash window has passed
-   (``purge_expired``, ``PURGE_BATCH`` sessions per transaction, and the memories' trash).
+   (``purge_expired``: ``PURGE_BATCH`` sessions, at most about ``PURGE_BATCH_MESSAGES``
+   messages, per transaction; then the memories' trash).
 
 Afterwards the audit is run again for the anonymised project's names, as a check (it must
-find none of them), and the purged project's rows are counted (none may be left).
+find none of them outside ``auth_user``, the members' own accounts), and the purged
+project's rows are counted (none of its sessions' may be left; its memories of no session
+stay).
 
     python -m bench.forgetting [--messages 100000] [--session-messages 100] [--repeat 1]
         [--profile anonymise,purge] [--hnsw] [--keep DIR]
