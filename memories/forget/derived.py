@@ -104,13 +104,16 @@ class MemoriesDerived(Derived):
         return counts
 
     def anonymise(self, session, anonymizer, *, write):
-        memories = Memory.objects.filter(
-            Q(session_id=session.pk) | Q(evidence__session_id=session.pk)
-        ).distinct()
+        # The memories of the session and those with evidence in it, found by two index
+        # lookups: one condition over a join of the two tables read both whole, for each
+        # session (docs/benchmarks.md, "Forgetting at scale").
+        ids = set(Memory.objects.filter(session_id=session.pk).values_list("pk", flat=True))
+        ids |= set(
+            MemoryEvidence.objects.filter(session_id=session.pk).values_list("memory_id", flat=True)
+        )
+        memories = Memory.objects.filter(pk__in=ids)
         counts = _anonymise_memories(memories, anonymizer, write=write)
-        quotes = MemoryEvidence.objects.filter(
-            Q(session_id=session.pk) | Q(memory__in=memories)
-        ).distinct()
+        quotes = MemoryEvidence.objects.filter(Q(session_id=session.pk) | Q(memory_id__in=ids))
         counts += _anonymise_quotes(quotes, anonymizer, write=write)
         entries = DiaryEntry.objects.filter(sessions__overlap=[session.public_id])
         counts["diary_entries"] += entries.count()
@@ -151,6 +154,7 @@ MEMORY_TEXT = ("content", "person", "agent", "topic")
 
 def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
     from memories.capture.record import _embed, fingerprint
+    from sessions.forget.anonymize import update_each
 
     changed = []
     for memory in memories.defer("embedding").order_by("pk"):
@@ -168,15 +172,13 @@ def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
             # Made again from the anonymised text: the old vector was the original words'.
             memory.embedding = _embed(memory.content)
             memory.fingerprint = fingerprint(memory.content)
-        Memory.objects.bulk_update(
-            changed,
-            [*MEMORY_TEXT, "details", "tags", "embedding", "fingerprint"],
-            batch_size=200,
-        )
+        update_each(Memory, changed, [*MEMORY_TEXT, "details", "tags", "embedding", "fingerprint"])
     return Counter(memories=len(changed))
 
 
 def _anonymise_quotes(evidence, anonymizer, *, write: bool) -> Counter:
+    from sessions.forget.anonymize import update_each
+
     changed = []
     for row in evidence.only("pk", "quote").order_by("pk"):
         quote = anonymizer.text(row.quote)
@@ -184,5 +186,5 @@ def _anonymise_quotes(evidence, anonymizer, *, write: bool) -> Counter:
             row.quote = quote
             changed.append(row)
     if write and changed:
-        MemoryEvidence.objects.bulk_update(changed, ["quote"], batch_size=500)
+        update_each(MemoryEvidence, changed, ["quote"])
     return Counter(evidence_quotes=len(changed))

@@ -415,13 +415,35 @@ def _write_messages(session: Session, changed: list, reembed: list[Message]) -> 
         message.claimed_by = None  # a batch embedding the old text finds its claim gone
     if reembed:
         names += ["enrichment_status", "enrichment_attempts", "enrichment_error", "claimed_by"]
-    Message.objects.bulk_update(rows, names, batch_size=500)
+    update_each(Message, rows, names)
     MessageChunk.objects.filter(message_id__in=[m.pk for m in reembed]).delete()
     # A short message after a rewritten one was embedded with its old words as context.
     embed_followers_again(session.pk, [m.seq for m in reembed])
     index_context(session.pk, 0)
     if delta:
         Session.objects.filter(pk=session.pk).update(size_bytes=max(0, session.size_bytes + delta))
+
+
+def update_each(model, rows: list, names: list[str]) -> None:
+    """Write ``names`` of each of ``rows``: one ``UPDATE … WHERE id = %s`` per row, sent
+    together (psycopg's ``executemany`` pipelines them). Django's ``bulk_update`` builds a
+    ``CASE WHEN id = … THEN …`` over every row for every field, which took most of a
+    project's anonymisation (docs/benchmarks.md, "Forgetting at scale")."""
+    if not rows:
+        return
+    fields = [model._meta.get_field(name) for name in names]
+    qn = connection.ops.quote_name
+    sql = (
+        f"UPDATE {qn(model._meta.db_table)} SET "
+        + ", ".join(f"{qn(f.column)} = %s" for f in fields)
+        + f" WHERE {qn(model._meta.pk.column)} = %s"
+    )
+    params = [
+        [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] + [row.pk]
+        for row in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def _write_entities(entities: list[Entity], changed: list[Entity]) -> None:

@@ -110,6 +110,11 @@ def purge(session: Session) -> None:
 # The purge of expired trash deletes this many sessions per transaction: each holds their
 # rows locked while their messages, vectors and entities go, so it must stay short.
 PURGE_BATCH = 500
+# … and, past the first session of a batch, no more than this many messages: rows of other
+# tables point at messages (chunks, entities, memory evidence), so Django's delete loads
+# every message of the batch into the process to find them, about 1 KB each; 500 sessions
+# of 1,000 messages would be half a GB (docs/benchmarks.md, "Forgetting at scale").
+PURGE_BATCH_MESSAGES = 20_000
 
 
 def past_trash_window(sessions: QuerySet, now) -> QuerySet:
@@ -125,11 +130,19 @@ def past_trash_window(sessions: QuerySet, now) -> QuerySet:
 
 def purge_expired(now=None) -> int:
     """Purge every trashed session past its project's recovery window, in batches of
-    ``PURGE_BATCH`` (by id, so a batch someone restored meanwhile is not retried); returns
-    how many."""
+    ``PURGE_BATCH`` sessions and about ``PURGE_BATCH_MESSAGES`` messages (by id, so a batch
+    someone restored meanwhile is not retried); returns how many."""
     expired = past_trash_window(Session.objects.all(), now or timezone.now()).order_by("pk")
     purged, last = 0, 0
-    while pks := list(expired.filter(pk__gt=last).values_list("pk", flat=True)[:PURGE_BATCH]):
+    while rows := list(
+        expired.filter(pk__gt=last).values_list("pk", "message_count")[:PURGE_BATCH]
+    ):
+        pks, messages = [], 0
+        for pk, count in rows:
+            if pks and messages + count > PURGE_BATCH_MESSAGES:
+                break
+            pks.append(pk)
+            messages += count
         last = pks[-1]
         purged += _purge(pks)  # (their deletion records are marked purged there)
     return purged

@@ -161,9 +161,10 @@ class Pseudonyms:
     def reload(self) -> None:
         """Read the kept placeholders again (another run may have given some out since),
         under the caller's project lock; those of this run not yet saved are dropped."""
-        self.known = {
-            (p.kind, p.digest): p.label for p in Pseudonym.objects.filter(project=self.project)
-        }
+        # Called before each session of a project's run: rows as tuples, not model instances
+        # (a project with thousands of placeholders read them a thousand times over).
+        rows = Pseudonym.objects.filter(project=self.project).values_list("kind", "digest", "label")
+        self.known = {(kind, digest): label for kind, digest, label in rows}
         self.counts = Counter(kind for kind, _ in self.known)
         self.new = []
 

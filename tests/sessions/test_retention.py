@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions import tasks
-from sessions.forget import retention
+from sessions.forget import lifecycle, retention
 from sessions.forget.lifecycle import purge_expired, restore, soft_delete
 from sessions.forget.retention import enforce_retention, next_run, retention_plan
 from sessions.models import DeletionRecord, DeletionScope, Session
@@ -65,11 +65,14 @@ a_session = st.fixed_dictionaries(
     days=st.integers(1, 60),
     trash_days=st.integers(1, 60),
     batch=st.integers(1, 5),
+    purge_messages=st.integers(1, 10),  # each session has 3: one, two or three per purge
 )
 def test_the_run_moves_exactly_the_sessions_past_retention_and_purges_past_the_trash(
-    specs, days, trash_days, batch, monkeypatch
+    specs, days, trash_days, batch, purge_messages, monkeypatch
 ):
     monkeypatch.setattr(retention, "BATCH", batch)
+    monkeypatch.setattr(lifecycle, "PURGE_BATCH", batch)
+    monkeypatch.setattr(lifecycle, "PURGE_BATCH_MESSAGES", purge_messages)
     now = timezone.now().replace(microsecond=0)
     with transaction.atomic():
         project = ProjectFactory(retention_days=days, trash_days=trash_days)
