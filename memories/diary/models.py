@@ -64,6 +64,8 @@ class DiaryEntry(models.Model):
         indexes = [
             models.Index(fields=["team", "person", "-day"], name="diary_person_day_idx"),
             GinIndex(fields=["search_vector"], name="diary_search_gin"),
+            # Erasure finds the entries that list a session (``sessions && ARRAY[...]``).
+            GinIndex(fields=["sessions"], name="diary_sessions_gin"),
             _embedding_index("diary_embedding_hnsw"),
         ]
 

@@ -305,7 +305,7 @@ def anonymize_session(session: Session, run: Run, *, by=None) -> Outcome:
     logger.info(
         "session %s anonymised by %s: %s",
         session.public_id,
-        actor_label(by),
+        actor_label(by) if by is not None else "a script (no person named)",
         ", ".join(f"{n} {kind}" for kind, n in sorted(done.items())) or "nothing to change",
     )
     return run.outcome
