@@ -526,6 +526,7 @@ class DeletionRecord(models.Model):
         indexes = [
             models.Index(fields=["team", "-created_at"], name="deletion_team_created_idx"),
             GinIndex(fields=["session_ids"], name="deletion_session_ids_gin"),
+            GinIndex(fields=["memory_ids"], name="deletion_memory_ids_gin"),
         ]
 
     def __str__(self) -> str:
