@@ -153,7 +153,8 @@ MEMORY_TEXT = ("content", "person", "agent", "topic")
 
 
 def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
-    from memories.capture.record import _embed, fingerprint
+    from memories.capture.record import fingerprint
+    from sessions.embedding.query import embed_queries
     from sessions.forget.anonymize import update_each
 
     changed = []
@@ -168,9 +169,10 @@ def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
         if any(getattr(memory, name) != value for name, value in before.items()):
             changed.append(memory)
     if write and changed:
-        for memory in changed:
-            # Made again from the anonymised text: the old vector was the original words'.
-            memory.embedding = _embed(memory.content)
+        # Made again from the anonymised text: the old vector was the original words'.
+        vectors = embed_queries([memory.content for memory in changed])
+        for memory, vector in zip(changed, vectors, strict=True):
+            memory.embedding = vector
             memory.fingerprint = fingerprint(memory.content)
         update_each(Memory, changed, [*MEMORY_TEXT, "details", "tags", "embedding", "fingerprint"])
     return Counter(memories=len(changed))

@@ -31,6 +31,15 @@ def embed_query(text: str) -> np.ndarray:
     return encoder.encode(text)
 
 
+def embed_queries(texts: list[str]) -> np.ndarray:
+    """Several texts in the query space in one run (memories rewritten together): the same
+    vectors as ``embed_query`` one by one, to float rounding."""
+    encoder = query_encoder()
+    if encoder is None:
+        return embed_by_torch(texts)
+    return encoder.encode_batch(texts)
+
+
 def clear_caches() -> None:
     """Forget the process's encoders, documents' and queries' (tests; a changed setting).
     Here, above both: ``backend`` must not import this module (an import cycle)."""

@@ -39,6 +39,13 @@ def test_query_vectors_match_torch_for_any_text():
         assert float(got @ vector) > 0.9999, text[:30]
 
 
+def test_several_queries_at_once_are_the_vectors_of_each_alone():
+    together = qe.embed_queries(TEXTS)
+    assert together.shape == (len(TEXTS), 384)
+    for text, vector in zip(TEXTS, together, strict=True):
+        assert float(embed_query(text) @ vector) > 0.99999, text[:30]
+
+
 def test_the_export_is_made_once_checked_and_reused(fresh_encoder):
     call_command("prepare_query_encoder")
     graph = fresh_encoder / "all-MiniLM-L6-v2.onnx"
