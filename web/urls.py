@@ -69,6 +69,11 @@ urlpatterns = [
     path("trash", trash.trash, name="trash"),
     path("trash/memories", memory_trash.memory_trash, name="memory-trash"),
     path(
+        "trash/memories/restore",
+        memory_trash.memory_restore_selected,
+        name="memory-restore-selected",
+    ),
+    path(
         "trash/memories/<int:project_id>/<str:public_id>/restore",
         memory_trash.memory_restore,
         name="memory-restore",

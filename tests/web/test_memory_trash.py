@@ -80,6 +80,44 @@ def test_another_teams_deleted_memory_is_a_404_and_not_listed(admin_client, db):
     assert admin_client.post(restore_url(theirs)).status_code == 404
 
 
+RESTORE_SELECTED = reverse("web:memory-restore-selected")
+
+
+def ticked(*memories) -> dict:
+    return {"memory": [f"{m.project_id}:{m.public_id}" for m in memories]}
+
+
+def test_an_admin_restores_the_ticked_ones_and_is_told_of_one_past_its_deadline(
+    admin_client, project, admin
+):
+    kept, back, late = (
+        trash.delete(remember(project, text), by=admin, reason="tidy")
+        for text in ("Kept in the trash", "Brought back", "Too late")
+    )
+    Memory.objects.filter(pk=late.pk).update(deleted_at=timezone.now() - timedelta(days=400))
+    page = admin_client.get(TRASH).content.decode()
+    assert RESTORE_SELECTED in page and f'value="{back.project_id}:{back.public_id}"' in page
+
+    response = admin_client.post(RESTORE_SELECTED, ticked(back, late), follow=True)
+    body = response.content.decode()
+    assert "Restored 1 memory." in body and "recovery deadline" in body
+    status = dict(Memory.objects.values_list("pk", "status"))
+    assert status[back.pk] == MemoryStatus.ACTIVE
+    assert status[late.pk] == status[kept.pk] == MemoryStatus.DELETED
+
+
+def test_restoring_ticked_ones_asks_for_an_admin_and_never_reaches_another_team(
+    admin_client, viewer_client, gone
+):
+    assert viewer_client.post(RESTORE_SELECTED, ticked(gone)).status_code == 403
+    theirs = remember(ProjectFactory(team=TeamFactory()), "Their secret")
+    trash.delete(theirs, reason="theirs")
+    response = admin_client.post(RESTORE_SELECTED, ticked(theirs), follow=True)
+    assert "None of the selected memories is in the trash" in response.content.decode()
+    assert Memory.objects.get(pk=theirs.pk).status == MemoryStatus.DELETED
+    assert Memory.objects.get(pk=gone.pk).status == MemoryStatus.DELETED
+
+
 @pytest.fixture
 def three(project):
     return [

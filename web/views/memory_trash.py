@@ -74,6 +74,45 @@ def memory_restore(request, project_id, public_id):
     return redirect("web:memory", project_id=memory.project_id, public_id=memory.public_id)
 
 
+@team_required
+@require_POST
+def memory_restore_selected(request):
+    """Restore the ticked memories of the trash (``project_id:public_id`` each), one by
+    one: a memory past its deadline, or restored meanwhile, is told, not fatal."""
+    workspace = Workspace.of(request)
+    workspace.require(Role.ADMIN)
+    wanted = set()
+    for value in request.POST.getlist("memory"):
+        project_id, _, public_id = value.partition(":")
+        if project_id.isdigit() and public_id:
+            wanted.add((int(project_id), public_id))
+    if not wanted:
+        messages.info(request, "Tick the memories to restore first.")
+        return redirect("web:memory-trash")
+    candidates = trash.in_trash(visible(workspace.access, include_deleted=True)).filter(
+        project_id__in={project_id for project_id, _ in wanted},
+        public_id__in={public_id for _, public_id in wanted},
+    )
+    restored, refused = 0, []
+    for memory in candidates.select_related("project").order_by("pk"):
+        if (memory.project_id, memory.public_id) not in wanted:
+            continue
+        workspace.require(Role.ADMIN, memory.team_id)
+        try:
+            trash.restore(memory, by=request.user)
+        except MemoryConflict as exc:
+            refused.append(str(exc))
+        else:
+            restored += 1
+    if restored:
+        messages.success(request, f"Restored {_memories(restored)}.")
+    for reason in refused:
+        messages.info(request, reason)
+    if not restored and not refused:
+        messages.info(request, "None of the selected memories is in the trash any more.")
+    return redirect("web:memory-trash")
+
+
 def _selected(workspace: Workspace, data: dict):
     """The memories a bulk delete's form matches, in the current team (its project when
     one is picked)."""
