@@ -46,11 +46,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from memory_dev import GOLD, HELD_OUT, SHARED, TYPES, normalised  # noqa: E402 (django.setup)
+from memory_dev import GOLD, HELD_OUT, SHARED, TYPES, normalised
 
-from memories.enrich.offline import RULES  # noqa: E402
-from memories.enrich.sentences import statements  # noqa: E402
-from sessions.capture.importers import parse_path  # noqa: E402
+from memories.enrich.offline import RULES
+from memories.enrich.sentences import statements
+from sessions.capture.importers import parse_path
 
 CLASSES = ("none", *TYPES)
 MIN_PART = 25  # characters of a quote spanning sentences that a sentence must hold
@@ -82,7 +82,9 @@ class Transcript:
         return self.name in HELD_OUT
 
 
-_MARKUP = str.maketrans({"`": "", "*": "", "\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+_MARKUP = str.maketrans(
+    {"`": "", "*": "", "\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'}
+)
 
 
 def bare(text: str) -> str:
@@ -122,9 +124,7 @@ def load(gold: dict, entry: dict) -> Transcript:
                 if any(contains(text, q) for q in quotes):
                     sentence.label = item["type"]
                     break
-            sentence.negative = any(
-                contains(text, n["quote"]) for n in transcript.negatives
-            )
+            sentence.negative = any(contains(text, n["quote"]) for n in transcript.negatives)
             transcript.sentences.append(sentence)
     return transcript
 
@@ -166,6 +166,12 @@ def prototype_scores(train_x, train_y, test_x) -> np.ndarray:
         mean = train_x[np.array(train_y) == c].mean(axis=0)
         scores.append(test_x @ (mean / np.linalg.norm(mean)))
     return np.stack(scores, axis=1)
+
+
+def auc(truth: list[bool], score: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return roc_auc_score(truth, score) if any(truth) and not all(truth) else float("nan")
 
 
 def predictions(kind: str, scores: np.ndarray, cut: float) -> list[str]:
@@ -271,10 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in transcripts
         for item in t.items
         if any(
-            any(
-                contains(s.text, q)
-                for q in [item["quote"], *item.get("alt_quotes", [])]
-            )
+            any(contains(s.text, q) for q in [item["quote"], *item.get("alt_quotes", [])])
             for s in t.sentences
         )
     )
@@ -284,15 +287,27 @@ def main(argv: list[str] | None = None) -> int:
         f"{total} sentences, {labelled} labelled with a type; {reachable}/{items} gold items "
         "have a sentence the extractor reads (the ceiling of recall).\n"
     )
-    embedded = [
-        features(t.sentences, vectors([s.text for s in t.sentences])) for t in transcripts
-    ]
+    embedded = [features(t.sentences, vectors([s.text for s in t.sentences])) for t in transcripts]
     scores: dict[str, list[np.ndarray]] = {"logreg": [], "proto": []}
     for n in range(len(transcripts)):
         train_x = np.vstack([e for m, e in enumerate(embedded) if m != n])
         train_y = [s.label for m, t in enumerate(transcripts) if m != n for s in t.sentences]
         scores["logreg"].append(logreg_probabilities(train_x, train_y, embedded[n]))
         scores["proto"].append(prototype_scores(train_x[:, :-2], train_y, embedded[n][:, :-2]))
+
+    print(
+        "Ranking, memory vs none, per transcript (ROC AUC; 0.5 is chance): "
+        "logreg 1 - P(none), proto best type's cosine minus none's.\n"
+    )
+    print("| transcript | labelled | logreg AUC | proto AUC |\n|---|---|---|---|")
+    for n, t in enumerate(transcripts):
+        truth = [s.label != "none" for s in t.sentences]
+        cells = [
+            f"{auc(truth, 1 - scores['logreg'][n][:, 0]):.2f}",
+            f"{auc(truth, scores['proto'][n][:, 1:].max(axis=1) - scores['proto'][n][:, 0]):.2f}",
+        ]
+        held = "(held out) " if t.held_out else ""
+        print(f"| {held}{t.name} | {sum(truth)}/{len(truth)} | {' | '.join(cells)} |")
 
     runs = [("rules", None, None)]
     runs += [("logreg", "logreg", c) for c in THRESHOLDS]
@@ -323,8 +338,16 @@ def main(argv: list[str] | None = None) -> int:
                         if args.show is not None and kind == "logreg" and cut == args.show:
                             for s, a, c in zip(t.sentences, added, clf, strict=True):
                                 if a:
-                                    mark = s.label if s.label != "none" else "NEG" if s.negative else "-"
-                                    print(f"{t.name[:20]:<20} {c:<10} gold={mark:<10} {s.text[:140]}")
+                                    mark = (
+                                        s.label
+                                        if s.label != "none"
+                                        else "NEG"
+                                        if s.negative
+                                        else "-"
+                                    )
+                                    print(
+                                        f"{t.name[:20]:<20} {c:<10} gold={mark:<10} {s.text[:140]}"
+                                    )
                     else:
                         result = tally(t, clf)
                 per[t.name].append(line(name, result, union))
