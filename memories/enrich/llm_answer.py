@@ -114,14 +114,15 @@ def _coerce(answer: dict) -> None:
 def verbatim(quote: str, text: str) -> str:
     """``quote`` as ``text`` writes it, or "" when ``text`` does not contain it.
 
-    Case, runs of whitespace, typographic quotes and a final full stop may differ (models
-    retype them); the stored quote is always the message's own characters, so evidence
-    never shows words the message did not say.
+    Case, runs of whitespace, typographic quotes, quote marks around it and a final full
+    stop may differ (models retype them); the stored quote is always the message's own
+    characters, with the sentence's full stop, so evidence never shows words the message
+    did not say.
     """
-    words = _plain(quote).rstrip(".").split()
+    words = _plain(quote).strip().strip("'\"").rstrip(".").split()
     if not words:
         return ""
-    pattern = r"\s+".join(re.escape(w) for w in words)
+    pattern = r"\s+".join(re.escape(w) for w in words) + r"\.?"
     found = re.search(pattern, _plain(text), re.I)
     # _plain keeps every character's position, so the span indexes the original text
     return text[found.start() : found.end()] if found else ""
