@@ -21,6 +21,14 @@ non-Claude-Code format.
     .venv/bin/python bench/memory_dev.py                   # the tables
     .venv/bin/python bench/memory_dev.py --show dev        # the dev set's misses and extras
     .venv/bin/python bench/memory_dev.py --show gildore    # one transcript's (name contains)
+    MEMORY_LLM_URL=http://localhost:11434/v1 MEMORY_LLM_MODEL=qwen2.5:7b-instruct \
+        .venv/bin/python bench/memory_dev.py --llm             # the LLM path instead
+
+``--llm`` scores ``llm.extract`` (the prompt, the answer's checks) on each session, as the
+pipeline would call it with ``MEMORY_LLM_*``; a session whose answer fails is counted with
+no memories and its reason printed (the pipeline would fall back to the rules there: those
+are the offline figures). Without ``MEMORY_LLM_URL``, or when nothing answers there, it
+stops at once and says so.
 
 ``--show`` prints the transcripts' own sentences: read them, never copy them into the
 repository.
@@ -29,9 +37,13 @@ repository.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +56,9 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
+
+from memories.enrich import llm  # noqa: E402
 from memories.enrich.offline import matches  # noqa: E402
 from sessions.capture.importers import parse_path  # noqa: E402
 
@@ -100,11 +115,54 @@ def extracted(path: Path) -> list[Memory]:
     return memories
 
 
-def score(gold: dict, entry: dict) -> Scored:
+def llm_extracted(path: Path, failures: list[str]) -> list[Memory]:
+    """The LLM path's memories; a session whose answer fails adds its reason to
+    ``failures`` and no memories."""
+    memories = []
+    for session in parse_path(path):
+        try:
+            drafts = llm.extract(
+                session,
+                session.messages,
+                url=settings.MEMORY_LLM_URL,
+                model=settings.MEMORY_LLM_MODEL,
+                api_key=settings.MEMORY_LLM_API_KEY,
+                timeout=settings.MEMORY_LLM_TIMEOUT_SECONDS,
+            )
+        except llm.LLMExtractionError as exc:
+            failures.append(f"{path.name}: {exc}")
+            continue
+        for draft in drafts:
+            evidence = normalised(draft.evidence[0].message.content or "")
+            memories.append(Memory(draft.type, draft.content, evidence))
+    return memories
+
+
+def unreachable_llm() -> str:
+    """Why the LLM path cannot be scored here, or "" when an endpoint answers."""
+    url = settings.MEMORY_LLM_URL
+    if not url:
+        return (
+            "--llm needs MEMORY_LLM_URL (and MEMORY_LLM_MODEL): no language model is "
+            "configured, so only the offline rules can be scored here"
+        )
+    # Ollama, vLLM and llama.cpp's server all list their models at /v1/models
+    probe = url.rstrip("/") + "/models"
+    try:
+        urllib.request.urlopen(probe, timeout=5).close()
+    except urllib.error.HTTPError:
+        return ""  # something answers there; the extraction's own errors say the rest
+    except OSError as exc:
+        reason = getattr(exc, "reason", exc)
+        return f"--llm: MEMORY_LLM_URL {url} is not reachable ({reason}): start the server"
+    return ""
+
+
+def score(gold: dict, entry: dict, extract: Callable[[Path], list[Memory]] = extracted) -> Scored:
     path = entry["path"]
     items = [i for i in gold["items"] if i["file"] == path]
     negatives = [n for n in gold["negatives"] if n["file"] == path]
-    memories = extracted(SHARED / path)
+    memories = extract(SHARED / path)
     for memory in memories:
         for index, item in enumerate(items):
             quotes = [item["quote"], *item.get("alt_quotes", [])]
@@ -168,11 +226,25 @@ def show(scored: Scored) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show", help="'dev', 'held-out', or part of a transcript's name")
+    parser.add_argument(
+        "--llm", action="store_true", help="score the LLM path (MEMORY_LLM_URL) instead"
+    )
     args = parser.parse_args(argv)
+    failures: list[str] = []
+    extract = extracted
+    if args.llm:
+        if why := unreachable_llm():
+            print(why, file=sys.stderr)
+            return 2
+        extract = functools.partial(llm_extracted, failures=failures)
     gold = json.loads(GOLD.read_text())
-    scored = [score(gold, entry) for entry in gold["files"]]
+    scored = [score(gold, entry, extract) for entry in gold["files"]]
     dev = [s for s in scored if not s.held_out]
     held = [s for s in scored if s.held_out]
+    if args.llm:
+        print(f"The LLM path: {settings.MEMORY_LLM_MODEL} at {settings.MEMORY_LLM_URL}.")
+        for failure in failures:
+            print(f"  failed, no memories: {failure}")
     print("Per type and for high importance: recall with the right type.\n")
     print(HEADER)
     for s in dev + held:

@@ -330,6 +330,8 @@ SUMMARY_LLM_API_KEY = env_str("SUMMARY_LLM_API_KEY", "")
 MEMORY_LLM_URL = env_str("MEMORY_LLM_URL", "")
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
+# Per window of a session's messages: a local model on a CPU can need minutes.
+MEMORY_LLM_TIMEOUT_SECONDS = env_int("MEMORY_LLM_TIMEOUT_SECONDS", 60, minimum=1)
 # National phone numbers (without "+" and a country code) are read as numbers of this region
 # (an ISO 3166 code) when redaction or anonymisation looks for phone numbers.
 PHONE_DEFAULT_REGION = (env_str("PHONE_DEFAULT_REGION", "US") or "US").upper()

@@ -34,6 +34,7 @@ def extract_drafts(session: Session, messages: list[Message]) -> Extracted:
                 url=settings.MEMORY_LLM_URL,
                 model=settings.MEMORY_LLM_MODEL,
                 api_key=settings.MEMORY_LLM_API_KEY,
+                timeout=settings.MEMORY_LLM_TIMEOUT_SECONDS,
             )
             return Extracted(drafts, LLM)
         except llm.LLMExtractionError as exc:
