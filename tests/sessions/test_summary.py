@@ -7,10 +7,8 @@ import json
 import logging
 import os
 import re
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from sessions.enrich.summary import (
     summarize_progressively,
     summarize_with_fallback,
 )
+from tests.llm_stub import ChatServer
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 SAMPLES = SHARED / "samples"
@@ -390,55 +389,22 @@ def test_progressive_summary_of_prose_and_of_nothing_new():
 CANNED = "The user asked to fix a login bug; the agent edited src/auth/login.py and tests passed."
 
 
-class Server:
-    def __init__(self, mode: str):
-        self.mode = mode
-        self.requests: list[dict] = []
-        self.release = threading.Event()
-        outer = self
+def _answer(mode: str):
+    def answer(_request):
+        if mode == "hang":
+            return None
+        if mode == "error":
+            return 500, b'{"error": "model overloaded"}'
+        if mode == "garbage":
+            return 200, b"<html>not json</html>"
+        reply = {"choices": [{"message": {"role": "assistant", "content": CANNED}}]}
+        return 200, json.dumps(reply).encode()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output clean
-                pass
+    return answer
 
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
-                outer.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
-                )
-                if outer.mode == "hang":
-                    outer.release.wait(10)
-                    return
-                if outer.mode == "error":
-                    payload, status = b'{"error": "model overloaded"}', 500
-                elif outer.mode == "garbage":
-                    payload, status = b"<html>not json</html>", 200
-                else:
-                    answer = {"choices": [{"message": {"role": "assistant", "content": CANNED}}]}
-                    payload, status = json.dumps(answer).encode(), 200
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def Server(mode: str) -> ChatServer:  # read as the server it makes
+    return ChatServer(_answer(mode))
 
 
 def test_llm_summary_posts_a_chat_completion_and_returns_its_text():
