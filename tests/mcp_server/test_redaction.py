@@ -10,13 +10,9 @@ from sessions.models import Session
 from teams.models import ApiToken, Project
 from tests.factories import ProjectFactory
 from tests.mcp_server.test_tools import data
+from tests.redaction_inputs import EMAIL, REDACTED, SAID
 
 live = pytest.mark.django_db(transaction=True)  # the live server sees committed rows only
-
-TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-EMAIL = "ana.lima@example.com"
-SAID = f"Deploy with {TOKEN}, ask {EMAIL}"
-REDACTED = "Deploy with [REDACTED:github_token], ask [REDACTED:email]"
 
 
 def write_both(agent, token=None) -> tuple[dict, dict]:

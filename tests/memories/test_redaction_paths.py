@@ -17,22 +17,20 @@ from memories.portable.load import import_files
 from sessions.embedding.query import embed_query
 from tests.factories import MessageFactory, ProjectFactory, SessionFactory
 from tests.memories.conftest import ALL, token_client
+from tests.redaction_inputs import EMAIL, REDACTED, SAID, TOKEN
 
 pytestmark = pytest.mark.django_db
-
-TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-EMAIL = "ana.lima@example.com"
-SAID = f"Deploy with {TOKEN}, ask {EMAIL}"
-REDACTED = "Deploy with [REDACTED:github_token], ask [REDACTED:email]"
 
 
 @pytest.fixture
 def on():
+    """A project that redacts secrets and e-mail addresses."""
     return ProjectFactory(redact_emails=True)
 
 
 @pytest.fixture
 def off():
+    """A project that redacts nothing: the switch acts."""
     return ProjectFactory(redact_secrets=False, redact_emails=False)
 
 
