@@ -119,6 +119,7 @@ def test_bulk_restore(admin_client, sessions):
         soft_delete(s)
     trash = admin_client.get("/trash").content
     assert b'form="restore-form"' in trash
+    assert b'action="/trash/restore"' in trash and b"Tick sessions to restore" in trash
     ids = [sessions[0].public_id, sessions[1].public_id, sessions[4].public_id]
     done = admin_client.post("/trash/restore", {"session": ids}, follow=True)
     assert b"Restored 2 sessions and 21 messages" in done.content
