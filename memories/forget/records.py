@@ -19,9 +19,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories.models import Memory
-from sessions.forget.records import actor_label
+from sessions.forget.records import actor_label, per_project
 from sessions.models import DeletionRecord, DeletionScope
-from teams.models import Project
 
 
 def record_memory_deletion(
@@ -30,13 +29,8 @@ def record_memory_deletion(
     """Record the deletion of ``memories`` (rows with ``project_id``, ``public_id`` and
     ``type``), one record per project (read here, in one query)."""
     now = timezone.now()
-    by_project: dict[int, list[Memory]] = {}
-    for memory in memories:
-        by_project.setdefault(memory.project_id, []).append(memory)
-    projects = Project.objects.select_related("team").in_bulk(list(by_project))
     records = []
-    for project_id, group in by_project.items():
-        project = projects[project_id]
+    for project, group in per_project(memories):
         kinds = Counter(str(memory.type) for memory in group)
         records.append(
             DeletionRecord(

@@ -51,6 +51,16 @@ def criteria_of(filters) -> dict:
     return criteria
 
 
+def per_project(rows: Iterable) -> list[tuple[Project, list]]:
+    """``rows`` (with ``project_id``) grouped by their project, the projects (with their
+    team) read in one query: a deletion record is written per project."""
+    by_project: dict[int, list] = {}
+    for row in rows:
+        by_project.setdefault(row.project_id, []).append(row)
+    projects = Project.objects.select_related("team").in_bulk(list(by_project))
+    return [(projects[project_id], group) for project_id, group in by_project.items()]
+
+
 def record_deletion(
     sessions: Iterable[Session],
     scope: str,
@@ -66,13 +76,8 @@ def record_deletion(
     query). ``messages``/``size`` override the sessions' own counts (a single removed
     message); a deletion that cannot be undone has no recovery deadline."""
     now = timezone.now()
-    by_project: dict[int, list[Session]] = {}
-    for session in sessions:
-        by_project.setdefault(session.project_id, []).append(session)
-    projects = Project.objects.select_related("team").in_bulk(list(by_project))
     records = []
-    for project_id, group in by_project.items():
-        project = projects[project_id]
+    for project, group in per_project(sessions):
         records.append(
             DeletionRecord(
                 team_id=project.team_id,
