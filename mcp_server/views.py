@@ -31,9 +31,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from rest_framework.exceptions import AuthenticationFailed
 
+from core.api_errors import error_json
+from core.error_codes import ErrorCode
 from mcp_server.inprocess import InProcessClient
-from memoryapp.api_errors import error_json
-from memoryapp.error_codes import ErrorCode
 from memoryapp_client.mcp_tools import build_server
 from teams.authentication import ApiTokenAuthentication
 

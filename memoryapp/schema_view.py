@@ -8,7 +8,7 @@ process answered 500 (AttributeError: 'NoneType' object has no attribute 'starts
 upstream, tfranzel/drf-spectacular#1122, #1123 and #1368 are open). Rendering the generated
 dictionary needs no lock.
 
-Its own module: ``memoryapp.openapi`` is the schema class drf-spectacular's views import.
+Its own module: ``core.openapi`` is the schema class drf-spectacular's views import.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from celery.schedules import crontab
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryapp.env import env_bool, env_choice, env_int, env_list, env_str
+from core.env import env_bool, env_choice, env_int, env_list, env_str
 from memoryapp.local import embedded
 
 BASE_DIR = embedded.BASE_DIR
@@ -108,8 +108,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # above WhiteNoise: static files get the policy too
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "memoryapp.middleware.RequestSizeLimitMiddleware",
-    "memoryapp.middleware.JsonErrorsMiddleware",
+    "core.middleware.RequestSizeLimitMiddleware",
+    "core.middleware.JsonErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -213,7 +213,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "memoryapp.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "teams.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # DRF's parsers, with JSON nesting bounded (a RecursionError would be a 500).
     "DEFAULT_PARSER_CLASSES": [
@@ -223,7 +223,7 @@ REST_FRAMEWORK = {
     ],
     # `format` is ours (export and import formats), not DRF's renderer switch.
     "URL_FORMAT_OVERRIDE": None,
-    "EXCEPTION_HANDLER": "memoryapp.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "memoryapp API",
@@ -240,7 +240,7 @@ SPECTACULAR_SETTINGS = {
     # Entity types appear as `type` (entity list) and `entity_type` (filters): one enum.
     "ENUM_NAME_OVERRIDES": {
         "EntityTypeEnum": "sessions.models.EntityType",
-        "ErrorCodeEnum": "memoryapp.error_codes.choices",
+        "ErrorCodeEnum": "core.error_codes.choices",
         # The memories API's choice sets (memories/api/serializers.py); a session's status
         # and a deletion's scope keep their names beside a memory's.
         "StatusEnum": "sessions.models.SessionStatus",

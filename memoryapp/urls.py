@@ -32,7 +32,7 @@ urlpatterns = [
 ]
 
 # JSON under /api/ (and /healthz), the UI's pages elsewhere; a database outage is a 503.
-handler400 = "memoryapp.api_errors.bad_request"
-handler403 = "memoryapp.api_errors.permission_denied"
-handler404 = "memoryapp.api_errors.page_not_found"
-handler500 = "memoryapp.api_errors.server_error"
+handler400 = "core.api_errors.bad_request"
+handler403 = "core.api_errors.permission_denied"
+handler404 = "core.api_errors.page_not_found"
+handler500 = "core.api_errors.server_error"

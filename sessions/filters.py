@@ -25,7 +25,7 @@ from datetime import datetime
 from django.db.models import Exists, OuterRef
 from rest_framework import serializers
 
-from memoryapp.plain_input import PlainInputMixin
+from core.plain_input import PlainInputMixin
 from sessions.api.serializers import StorableDateTimeField
 from sessions.models import (
     Entity,

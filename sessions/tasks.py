@@ -118,7 +118,7 @@ def enforce_retention() -> dict:
 @shared_task(name="sessions.tasks.flush_access", ignore_result=True)
 def flush_access() -> int:
     """Beat, every minute: write the reads counted in Redis to their sessions."""
-    from memoryapp.celery import app
+    from celery import current_app as app
 
     with app.connection_for_write() as conn:
         return access.flush_access(conn.default_channel.client)

@@ -17,7 +17,7 @@ from rest_framework import exceptions, viewsets
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.views import APIView
 
-from memoryapp.error_codes import ErrorCode
+from core.error_codes import ErrorCode
 from teams.access import Access
 from teams.directories import (
     DIRECTORY_HEADER,

@@ -14,6 +14,7 @@ from django.conf import settings
 from memoryapp.celery import app
 
 PACKAGES = (
+    "core",
     "mcp_server",
     "memoryapp",
     "memoryapp_client",
@@ -127,3 +128,32 @@ def test_sessions_and_search_stand_below_memories(import_graph):
         if target.split(".")[0] == "memories"
     )
     assert not upward, "imports of memories from below:\n" + "\n".join(upward)
+
+
+# The apps, above the bottom package (core) and below the wiring (memoryapp).
+APPS = ("mcp_server", "memories", "search", "sessions", "teams", "web")
+
+
+def _imports(import_graph, sources, targets) -> list[str]:
+    return sorted(
+        f"{module} -> {target}"
+        for module, found in import_graph.items()
+        if module.split(".")[0] in sources
+        for target in found
+        if target.split(".")[0] in targets
+    )
+
+
+def test_the_bottom_package_imports_no_app_and_no_wiring(import_graph):
+    """core is what every app uses (errors, input, OpenAPI helpers, env, the quick broker):
+    it stands below them all, so a domain error says its own status and code
+    (core.errors.DomainError) instead of the handler importing each app's exceptions."""
+    upward = _imports(import_graph, ("core",), (*APPS, "memoryapp", "memoryapp_client"))
+    assert not upward, "core imports from above:\n" + "\n".join(upward)
+
+
+def test_no_app_imports_the_wiring(import_graph):
+    """memoryapp is settings, urls, celery and the local runtime: Django and the entry
+    points load it, no app does (Celery's app is celery.current_app to them)."""
+    upward = _imports(import_graph, (*APPS, "core"), ("memoryapp",))
+    assert not upward, "imports of memoryapp from the apps:\n" + "\n".join(upward)

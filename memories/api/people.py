@@ -20,14 +20,14 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from core.openapi import error
+from core.plain_input import PlainInputMixin
 from memories.api.views import MemoryScopedMixin
 from memories.diary import recent
 from memories.diary.export import diary_zip
 from memories.diary.models import DiaryEntry
 from memories.diary.query import narrowed, visible
 from memories.diary.search import search_diary
-from memoryapp.openapi import error
-from memoryapp.plain_input import PlainInputMixin
 from search.api.serializers import MessageRefSerializer
 from teams.models import Role
 from teams.viewsets import ScopedAPIView

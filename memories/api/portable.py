@@ -15,11 +15,11 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from core.openapi import error
 from memories.models import Memory
 from memories.portable.export import export_document, export_zip
 from memories.portable.load import import_files, read_upload
 from memories.portable.schema import MemoryFile
-from memoryapp.openapi import error
 from sessions.api.serializers import unzip_limits
 from sessions.api.views import RawBodyParser
 from sessions.models import Session

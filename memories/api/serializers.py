@@ -14,6 +14,8 @@ from collections.abc import Mapping
 
 from rest_framework import serializers
 
+from core.openapi import KnownParametersOnlyExtension
+from core.plain_input import PlainInputMixin
 from memories.models import (
     MAX_CONTENT_CHARS,
     LinkKind,
@@ -24,8 +26,6 @@ from memories.models import (
     Resolution,
 )
 from memories.retrieve.query import MemoryFilters
-from memoryapp.openapi import KnownParametersOnlyExtension
-from memoryapp.plain_input import PlainInputMixin
 from sessions.api.serializers import StorableDateTimeField, StorableFieldsMixin
 from sessions.capture.sanitize import clean_json, clean_surrogates
 

@@ -24,12 +24,12 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core.openapi import error
 from memories.api.serializers import StrictSerializer
 from memories.forget import trash as memory_trash  # (the ``trash`` action shadows "trash")
 from memories.forget.records import deleted_by_labels
 from memories.models import Memory, MemoryType
 from memories.retrieve.query import visible
-from memoryapp.openapi import error
 from sessions.api.pagination import StrictLimitPagination
 from sessions.api.serializers import StorableDateTimeField
 from teams.access import role_needed

@@ -5,7 +5,7 @@ finding, relate memories, what relates to one, topics, timeline, and agent state
 caller's project (an API token's), or in the project a person names with ``?project=``;
 its number (``pk``) works too. Another team's memory is a 404 everywhere. The domain's
 errors (``InvalidMemory`` → 400 naming the field, ``MemoryConflict`` → 409) are answered by
-``memoryapp.api_errors``.
+``core.api_errors``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from rest_framework import exceptions, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core.openapi import AutoSchema, error
 from memories.api.pagination import MemoryCursorPagination
 from memories.api.serializers import (
     INPUT_BY_TYPE,
@@ -62,7 +63,6 @@ from memories.retrieve.aggregate import timeline, topics
 from memories.retrieve.query import apply, visible
 from memories.retrieve.related import related
 from memories.retrieve.search import search_memories
-from memoryapp.openapi import AutoSchema, error
 from search.api.views import InvalidQuery
 from sessions.api.parsers import JSONParser
 from sessions.models import Message, Session

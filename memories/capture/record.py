@@ -17,6 +17,8 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
+from core.error_codes import ErrorCode
+from core.errors import DomainError
 from memories.capture import consistency
 from memories.capture.numbering import next_public_id, note_used
 from memories.forget.decay import base_priority, priority_of
@@ -42,22 +44,31 @@ _TYPES = list(MemoryType.values)
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
-class InvalidMemory(ValueError):
+class InvalidMemory(DomainError, ValueError):
     """A memory that cannot be written; ``field`` names the part that is wrong."""
 
     def __init__(self, message: str, field: str = "non_field_errors"):
         super().__init__(message)
         self.field = field
 
+    def body(self) -> dict:
+        return {self.field: [str(self)]}  # as DRF names a field in error
 
-class MemoryConflict(Exception):
+
+class MemoryConflict(DomainError):
     """The memory is not in the state the action needs (a supersedes cycle, a resolved
     finding resolved again). ``state`` (keywords) is what the API's 409 body adds beside
     the message: the state it is in, its recovery deadline…"""
 
+    status = 409
+    code = ErrorCode.CONFLICT
+
     def __init__(self, message: str, **state):
         super().__init__(message)
         self.state = state
+
+    def body(self) -> dict:
+        return {**super().body(), **self.state}
 
 
 @dataclass

@@ -6,7 +6,7 @@ extraction task asks ``more_work_arrived`` before it stops."""
 
 from __future__ import annotations
 
-from memoryapp.quick_broker import QuickBroker
+from core.quick_broker import QuickBroker
 from sessions.enrich.poke import Poke
 
 EXTRACTION = Poke(

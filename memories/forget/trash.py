@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, QuerySet, Value
 from django.utils import timezone
 
+from core.error_codes import ErrorCode
 from memories.capture.record import InvalidMemory, MemoryConflict
 from memories.diary import due
 from memories.forget.decay import priority_of
@@ -35,7 +36,6 @@ from memories.forget.records import (
     record_memory_deletion,
 )
 from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus
-from memoryapp.error_codes import ErrorCode
 from sessions.models import DeletionRecord
 
 logger = logging.getLogger(__name__)

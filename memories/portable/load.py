@@ -67,8 +67,8 @@ class MemoryFileError(ImportFormatError):
         where = ", ".join(part for part in (self.file, self.entry) if part)
         return f"{where}: {super().__str__()}" if where else super().__str__()
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**super().as_dict(), "file": self.file, "entry": self.entry}
+    def body(self) -> dict[str, Any]:
+        return {**super().body(), "file": self.file, "entry": self.entry}
 
 
 @dataclass

@@ -11,7 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, mixins, serializers
 
-from memoryapp.openapi import error
+from core.openapi import error
 from sessions.api.pagination import StrictLimitPagination
 from sessions.enrich.aliases import USABLE
 from sessions.models import SpeakerAlias

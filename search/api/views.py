@@ -11,7 +11,7 @@ from rest_framework import exceptions
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from memoryapp.error_codes import ErrorCode
+from core.error_codes import ErrorCode
 from search.api.serializers import (
     ContextParamsSerializer,
     ContextSerializer,

@@ -11,8 +11,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
-from memoryapp.openapi import error
-from memoryapp.plain_input import PlainInputMixin
+from core.openapi import error
+from core.plain_input import PlainInputMixin
 from sessions.api.parsers import JSONParser
 from sessions.forget import anonymize
 from sessions.tasks import anonymize_project, poke_enrichment

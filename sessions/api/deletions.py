@@ -25,7 +25,7 @@ from rest_framework import exceptions, mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from memoryapp.openapi import error
+from core.openapi import error
 from sessions.api.pagination import StrictLimitPagination
 from sessions.filters import Filters, FiltersSerializer
 from sessions.forget.bulk import MAX_BULK, plan_bulk_delete, soft_delete_many

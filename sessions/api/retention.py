@@ -8,8 +8,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
-from memoryapp.openapi import error
-from memoryapp.plain_input import PlainInputMixin
+from core.openapi import error
+from core.plain_input import PlainInputMixin
 from sessions.forget.retention import CONFIRM_ABOVE_PERCENT, next_run, retention_plan
 from teams.models import Role
 from teams.viewsets import ScopedAPIView

@@ -14,7 +14,7 @@ from django.db import models, transaction
 from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
-from memoryapp.plain_input import PlainInputMixin
+from core.plain_input import PlainInputMixin
 from sessions.capture.importers import parse
 from sessions.capture.importers.base import (
     ImportFormatError,

@@ -1,7 +1,7 @@
 """The sessions REST API: capture, append, events, import, read, export, delete, restore.
 
 The views raise the domain's errors (a capture refused, an unreadable file, a session not in
-the state an action needs); ``memoryapp.api_errors`` answers them, in one place."""
+the state an action needs); ``core.api_errors`` answers them, in one place."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from rest_framework.filters import OrderingFilter
 from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from memoryapp.openapi import error
+from core.openapi import error
 from search.api.views import SessionNotFound, SessionSearchActions
 from sessions.api.anonymize import (
     AnonymizeOutcomeSerializer,

@@ -35,6 +35,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from core.errors import DomainError
 from sessions.capture.bulk_insert import insert_rows
 from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import index_context
@@ -69,7 +70,7 @@ NOTHING_TO_COMPACT = "every message in it is from the last 24 hours, pinned or a
 TITLE_CHARS = 120
 
 
-class CaptureError(ValueError):
+class CaptureError(DomainError, ValueError):
     """The payload cannot be stored as given (e.g. the session is in the trash)."""
 
     def __init__(self, message: str, *, status: int = 400):
@@ -91,6 +92,13 @@ class QuotaExceeded(CaptureError):
             "raise the project's session quota",
             status=413,
         )
+
+    def body(self) -> dict:
+        return {
+            **super().body(),
+            "session_bytes": self.session_bytes,
+            "quota_bytes": self.quota_bytes,
+        }
 
 
 class CompactionFailed(QuotaExceeded):

@@ -427,7 +427,7 @@ def _work_counts(rows, since, *, done_key: str) -> dict:
 
 def broker_queue_depth() -> int | None:
     """Task messages waiting in the default Celery queue; None when the broker is down."""
-    from memoryapp.celery import app
+    from celery import current_app as app
 
     try:
         with app.connection_for_read() as conn:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 
-from memoryapp.quick_broker import BrokerUnavailable, QuickBroker
+from core.quick_broker import BrokerUnavailable, QuickBroker
 
 POKE_KEY = "memoryapp:enrichment-poke"
 DIRTY_KEY = "memoryapp:enrichment-arrived"
@@ -39,7 +39,7 @@ class Poke:
     def poke(self) -> None:
         """Ask a worker to look for pending work. Never raises and never waits on the broker:
         if it is down, what was stored still stands and the sweeper pokes later."""
-        from memoryapp.celery import app
+        from celery import current_app as app
 
         def poke(conn) -> None:
             pipe = conn.default_channel.client.pipeline(transaction=False)

@@ -14,7 +14,7 @@ session is restored when it is opened, not by a count: ``archive.unarchive``.)
 A write per read would contend for the session row with captures and the embedding worker;
 the flush touches each session read in the last minute once.
 
-Without Redis, a read still answers at once (``memoryapp.quick_broker``: short timeouts, a
+Without Redis, a read still answers at once (``core.quick_broker``: short timeouts, a
 pause after a failure). Its count is kept in the process's memory and handed to Redis with
 the next read that reaches it, up to ``MAX_HELD`` sessions; past that, or if the process
 ends first, those reads are dropped with a warning. Reads are a soft signal (decay, the
@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memoryapp.quick_broker import BrokerUnavailable, QuickBroker
+from core.quick_broker import BrokerUnavailable, QuickBroker
 from sessions.forget.archive import unarchive
 from sessions.forget.decay import priority_sql
 from sessions.models import Lifecycle, Session

@@ -14,6 +14,8 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, QuerySet, Value
 from django.utils import timezone
 
+from core.error_codes import ErrorCode
+from core.errors import DomainError
 from sessions.forget import derived
 from sessions.forget.records import last_actor, note_purged, note_restored, record_deletion
 from sessions.models import DeletionScope, Session
@@ -21,13 +23,19 @@ from sessions.models import DeletionScope, Session
 logger = logging.getLogger(__name__)
 
 
-class LifecycleConflict(Exception):
+class LifecycleConflict(DomainError):
     """The session (or message) is not in the state the action needs (e.g. already in the
     trash). ``state`` says which state it is in, for the API's 409 body."""
+
+    status = 409
+    code = ErrorCode.CONFLICT
 
     def __init__(self, message: str, state: dict | None = None):
         super().__init__(message)
         self.state = state or {}
+
+    def body(self) -> dict:
+        return {**super().body(), **self.state}  # the state it is in (in the trash, since…)
 
 
 def _iso(moment) -> str | None:

@@ -15,7 +15,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from memoryapp.error_codes import ErrorCode
+from core.error_codes import ErrorCode
 from tests.api.conftest import ALIVE_ID, TRASHED_ID, load_schema
 
 pytestmark = pytest.mark.django_db

@@ -38,7 +38,7 @@ def test_invalid_json_on_line_7(name):
         parse(data, format=name)
     assert caught.value.line == 7
     assert "invalid JSON" in caught.value.message
-    assert caught.value.as_dict()["line"] == 7
+    assert caught.value.body()["line"] == 7
     assert str(caught.value).startswith("line 7")
 
 

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memoryapp.error_codes import ErrorCode
+from core.error_codes import ErrorCode
 from sessions.models import Session
 from teams.models import ApiToken, Role
 from tests.factories import MembershipFactory, ProjectFactory
@@ -239,7 +239,7 @@ def test_database_down_on_a_ui_page_is_a_plain_503_page(team, tmp_path):
 
 
 def test_statement_errors_are_not_mistaken_for_an_outage():
-    from memoryapp.api_errors import unavailable_service
+    from core.api_errors import unavailable_service
 
     assert unavailable_service(psycopg.errors.DeadlockDetected("deadlock detected")) is None
     assert unavailable_service(psycopg.errors.QueryCanceled("statement timeout")) is None
@@ -252,7 +252,7 @@ def test_statement_errors_are_not_mistaken_for_an_outage():
 
 
 def test_domain_errors_map_to_their_answers_and_nothing_else_does():
-    from memoryapp.api_errors import domain_error_response
+    from core.api_errors import domain_error_response
     from sessions.capture.importers.base import ImportFormatError
     from sessions.capture.service import CaptureError, QuotaExceeded
     from sessions.forget.lifecycle import LifecycleConflict
@@ -273,7 +273,7 @@ def test_domain_errors_map_to_their_answers_and_nothing_else_does():
 
 
 def test_an_errors_own_code_comes_before_its_kind_and_its_status():
-    from memoryapp.api_errors import exception_handler
+    from core.api_errors import exception_handler
     from sessions.capture.service import CaptureError, QuotaExceeded
 
     class CompactionFailed(CaptureError):

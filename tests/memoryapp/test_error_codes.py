@@ -1,5 +1,5 @@
 """Every API error body carries a stable ``code`` beside ``detail``: each code of
-``memoryapp.error_codes`` reached by a real request, and the schema and docs list them all."""
+``core.error_codes`` reached by a real request, and the schema and docs list them all."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from core.error_codes import ErrorCode
 from memories.models import Memory
-from memoryapp.error_codes import ErrorCode
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
 from teams.models import ApiToken, Role

@@ -1,4 +1,4 @@
-"""What DRF would quietly guess is a 400 naming the field (memoryapp/plain_input.py): a
+"""What DRF would quietly guess is a 400 naming the field (core/plain_input.py): a
 number where the schema says text, and a one-value query parameter given several times.
 Found by the schema fuzz test; each case used to answer 200/201 with a guess."""
 

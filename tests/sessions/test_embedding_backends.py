@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryapp.env import env_choice
+from core.env import env_choice
 from sessions.embedding import backend, query
 from sessions.embedding.model_files import onnx_graph_path
 from sessions.embedding.onnx_runtime import BATCH_TOKENS, _batches, onnx_encoder

@@ -188,8 +188,8 @@ def test_create_api_token_refuses_an_empty_slug():
         call_command("create_api_token", "--team", "!!!", "--project", "x", stdout=StringIO())
 
 
-def test_bootstrap_generates_prints_and_saves_a_password_once(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMORYAPP_VAR_DIR", str(tmp_path))
+def test_bootstrap_generates_prints_and_saves_a_password_once(tmp_path, monkeypatch, settings):
+    settings.VAR_DIR = tmp_path
     monkeypatch.delenv("MEMORYAPP_ADMIN_PASSWORD", raising=False)
     out = StringIO()
     call_command("bootstrap", stdout=out)
@@ -207,8 +207,8 @@ def test_bootstrap_generates_prints_and_saves_a_password_once(tmp_path, monkeypa
     assert get_user_model().objects.count() == 1
 
 
-def test_bootstrap_never_prints_a_password_it_did_not_generate(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMORYAPP_VAR_DIR", str(tmp_path))
+def test_bootstrap_never_prints_a_password_it_did_not_generate(tmp_path, monkeypatch, settings):
+    settings.VAR_DIR = tmp_path
     monkeypatch.setenv("MEMORYAPP_ADMIN_PASSWORD", "given-by-the-operator-42")
     out = StringIO()
     call_command("bootstrap", stdout=out)

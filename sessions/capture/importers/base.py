@@ -11,11 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.error_codes import ErrorCode
+from core.errors import DomainError
+
 ROLES = ("user", "assistant", "system", "tool")
 STATUSES = ("completed", "interrupted", "error", "active")
 
 
-class ImportFormatError(ValueError):
+class ImportFormatError(DomainError, ValueError):
     """The input cannot be read as the named (or detected) format.
 
     ``line`` is the 1-based line number (for line-oriented formats) and ``field`` the
@@ -23,6 +26,7 @@ class ImportFormatError(ValueError):
     """
 
     status = 400  # the HTTP status the API answers with
+    code = ErrorCode.IMPORT_UNREADABLE
 
     def __init__(self, message: str, *, line: int | None = None, field: str | None = None):
         self.message = message
@@ -38,7 +42,7 @@ class ImportFormatError(ValueError):
             where.append(f"field '{self.field}'")
         return f"{', '.join(where)}: {self.message}" if where else self.message
 
-    def as_dict(self) -> dict[str, Any]:
+    def body(self) -> dict[str, Any]:
         return {"detail": str(self), "line": self.line, "field": self.field}
 
 
@@ -47,13 +51,14 @@ class ImportTooLarge(ImportFormatError):
     413 with ``numbers`` (what was measured, against which limit) beside the message."""
 
     status = 413
+    code = ErrorCode.TOO_LARGE
 
     def __init__(self, message: str, *, numbers: dict[str, Any], field: str | None = None):
         self.numbers = numbers
         super().__init__(message, field=field)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**super().as_dict(), **self.numbers}
+    def body(self) -> dict[str, Any]:
+        return {**super().body(), **self.numbers}
 
 
 @dataclass(frozen=True)

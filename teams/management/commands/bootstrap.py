@@ -3,10 +3,10 @@
 import os
 import secrets
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from memoryapp.local import embedded
 from teams.services import ensure_team_and_project
 
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
     def handle(self, *args, username, email, team, project, **options):
         User = get_user_model()
         admin = User.objects.filter(is_superuser=True).order_by("pk").first()
-        password_file = embedded.var_dir() / "initial-admin-password"
+        password_file = settings.VAR_DIR / "initial-admin-password"
         if admin is None:
             given = os.environ.get("MEMORYAPP_ADMIN_PASSWORD")
             password = given or secrets.token_urlsafe(12)

@@ -1,5 +1,6 @@
-"""What the OpenAPI schema says beyond the views' own annotations: the Bearer token scheme,
-and the error answers every endpoint of a kind can give, declared once here.
+"""What the OpenAPI schema says beyond the views' own annotations: the error answers every
+endpoint of a kind can give, declared once here (the token scheme and the working-directory
+header are the teams app's: ``teams/openapi.py``).
 
 Error answers by endpoint kind (a view's own ``@extend_schema`` responses take precedence
 and add what is particular to it, such as a 409):
@@ -19,7 +20,7 @@ a ``project`` parameter or body field                     404: a person naming a
 ========================================================  ==============================
 
 An optional query parameter sent empty counts as not given (``allowEmptyValue``).
-Every error body carries a stable ``code`` (``memoryapp.error_codes``), listed as an enum.
+Every error body carries a stable ``code`` (``core.error_codes``), listed as an enum.
 """
 
 from __future__ import annotations
@@ -27,12 +28,10 @@ from __future__ import annotations
 from django.core.validators import ProhibitNullCharactersValidator
 from drf_spectacular import openapi
 from drf_spectacular.extensions import (
-    OpenApiAuthenticationExtension,
     OpenApiSerializerExtension,
     OpenApiSerializerFieldExtension,
 )
 from drf_spectacular.plumbing import (
-    build_bearer_security_scheme_object,
     force_instance,
     is_serializer,
 )
@@ -40,9 +39,7 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
-from memoryapp import error_codes
-from teams.directories import DIRECTORY_HEADER
-from teams.models import DIRECTORY_MAX_LENGTH, TOKEN_PREFIX
+from core import error_codes
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -86,10 +83,7 @@ RETRY_AFTER = {
 
 ERRORS = {
     400: OpenApiResponse(ValidationErrorSerializer, description="Invalid request."),
-    401: OpenApiResponse(
-        ErrorSerializer,
-        description=f"No valid credentials: send `Authorization: Bearer {TOKEN_PREFIX}…`.",
-    ),
+    401: OpenApiResponse(ErrorSerializer, description="No valid credentials."),
     403: OpenApiResponse(
         ErrorSerializer,
         description="Not allowed: the caller's role is too low, the API token lacks the "
@@ -111,24 +105,6 @@ HEADERS = {429: RETRY_AFTER, 503: RETRY_AFTER}
 def error(code: int) -> OpenApiResponse:
     """The documented error answer for ``code``, for a view's own ``@extend_schema``."""
     return ERRORS[code]
-
-
-class ApiTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "teams.authentication.ApiTokenAuthentication"
-    name = "ApiToken"
-
-    def get_security_definition(self, auto_schema):
-        scheme = build_bearer_security_scheme_object(
-            header_name="Authorization",
-            token_prefix=self.target.keyword,
-            bearer_format=f"{TOKEN_PREFIX}…",
-        )
-        scheme["description"] = (
-            f"A project API token (`{TOKEN_PREFIX}…`, made on the Tokens page): "
-            "`Authorization: Bearer <token>`. It may do in that project what its permissions "
-            "(read, write, delete; chosen when it is made) allow."
-        )
-        return scheme
 
 
 class NonEmptyListExtension(OpenApiSerializerFieldExtension):
@@ -219,23 +195,10 @@ class KnownParametersOnlyExtension(OpenApiSerializerExtension):
         return schema
 
 
-# teams/viewsets.py (ScopedMixin.named_project): the project by the agent's working directory.
-DIRECTORY_PARAMETER = {
-    "name": DIRECTORY_HEADER,
-    "in": "header",
-    "required": False,
-    # No maxLength: a project token ignores the header, whatever its length.
-    "schema": {"type": "string"},
-    "description": "The agent's working directory (a path, or seed 004's slug: "
-    "/home/user/repos/myapp → -home-user-repos-myapp; percent-encoded UTF-8). When no "
-    "`project` is given, a team-level token works in that directory's project, created on "
-    "first use when the token has the 'projects' permission (403 naming it otherwise); "
-    f"longer than {DIRECTORY_MAX_LENGTH} characters is a 400. A project token ignores it.",
-}
-
-
 class AutoSchema(openapi.AutoSchema):
     """drf-spectacular's AutoSchema, documenting the error answers of each endpoint kind."""
+
+    errors = ERRORS  # the answer documented for each status (a subclass may say more)
 
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
@@ -244,8 +207,9 @@ class AutoSchema(openapi.AutoSchema):
         if "requestBody" in operation and self._takes_any_media_type():
             # The view reads the raw bytes itself and refuses an empty body.
             operation["requestBody"]["required"] = True
-        if self._names_a_project(operation):
-            operation.setdefault("parameters", []).append(DIRECTORY_PARAMETER)
+        operation.setdefault("parameters", []).extend(self.extra_parameters(operation))
+        if not operation["parameters"]:
+            del operation["parameters"]
         for parameter in operation.get("parameters", []):
             if parameter["in"] == "query" and not parameter.get("required"):
                 # As in an HTML form, an empty value means the parameter is not given.
@@ -253,7 +217,7 @@ class AutoSchema(openapi.AutoSchema):
         responses = operation["responses"]
         for code in sorted(self.error_codes(operation)):
             if str(code) not in responses:
-                responses[str(code)] = self._get_response_for_code(ERRORS[code], str(code))
+                responses[str(code)] = self._get_response_for_code(self.errors[code], str(code))
         for code, headers in HEADERS.items():
             if str(code) in responses:
                 responses[str(code)].setdefault("headers", {}).update(headers)
@@ -278,12 +242,17 @@ class AutoSchema(openapi.AutoSchema):
             codes.add(400)
         if "path" in parameters.values() or "cursor" in query:
             codes.add(404)
-        if "project" in query or "project" in self._request_fields():
+        if self.names_a_project(operation):
             codes.add(404)
         return codes
 
-    def _names_a_project(self, operation) -> bool:
-        """Whether the endpoint takes a ``project``, and so the working-directory header."""
+    def extra_parameters(self, operation) -> list[dict]:
+        """Parameters the views do not declare, added by what the operation takes (a
+        subclass's: teams.openapi adds the working-directory header)."""
+        return []
+
+    def names_a_project(self, operation) -> bool:
+        """Whether the endpoint takes a ``project`` (a query parameter or a body field)."""
         query = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
         return "project" in query or "project" in self._request_fields()
 

@@ -2,7 +2,7 @@
 
 ``detail`` is for people and may be reworded; ``code`` is for programs and never changes
 meaning. MEM_E001–MEM_E007 are the memory system's own failures; the rest name the kind of
-refusal every HTTP API has. ``memoryapp.api_errors`` picks the code of each answer; the
+refusal every HTTP API has. ``core.api_errors`` picks the code of each answer; the
 OpenAPI schema lists them as an enum; docs/api.md has the table.
 """
 

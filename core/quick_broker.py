@@ -74,7 +74,7 @@ class QuickBroker:
     def _connection(self):
         """The kept connection, if it is this process's (a forked child must not share its
         parent's socket) and to the broker configured now; else a new one."""
-        from memoryapp.celery import app
+        from celery import current_app as app
 
         kept = self._kept
         owner = (os.getpid(), app.conf.broker_url)

@@ -1,12 +1,13 @@
 """Every error the API answers is JSON ``{"detail": ..., "code": ...}``; the UI keeps its HTML
-pages. ``detail`` says what went wrong for a person; ``code`` (``memoryapp.error_codes``) is
+pages. ``detail`` says what went wrong for a person; ``code`` (``core.error_codes``) is
 stable for programs: the exception's own ``code`` when it carries one of ours, else one by its
 kind (``CODE_BY_TYPE``), else one by the HTTP status (``error_code``).
 
 One mapping, whatever raised the error:
 
-- inside a DRF view, the domain's errors (``domain_error_response``: a capture refused, an
-  unreadable upload, a session not in the state an action needs) and DRF's own exceptions
+- inside a DRF view, the domain's errors (``core.errors.DomainError``: a capture refused, an
+  unreadable upload, a session not in the state an action needs, each with its own status,
+  code and body) and DRF's own exceptions
   (validation, authentication, permission, 404, …) become JSON through ``exception_handler``
   (REST_FRAMEWORK's EXCEPTION_HANDLER); anything else DRF re-raises, to Django;
 - everything else — URL resolution, middleware, authentication, a plain Django view, and what
@@ -48,15 +49,12 @@ from django.views import defaults
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from memories.capture.record import InvalidMemory, MemoryConflict
-from memoryapp.error_codes import ErrorCode, code_for_status, own_code
-from sessions.capture.importers.base import ImportFormatError, ImportTooLarge
-from sessions.capture.service import CaptureError, QuotaExceeded
-from sessions.forget.lifecycle import LifecycleConflict
+from core.error_codes import ErrorCode, code_for_status, own_code
+from core.errors import DomainError
 
 logger = logging.getLogger(__name__)
 
@@ -70,12 +68,8 @@ RETRY_AFTER_SECONDS = 30
 _UNAVAILABLE_SQLSTATES = ("57P01", "57P02", "57P03", "53300")
 
 # The code of an exception that carries none of its own, by its kind (first match wins).
+# (A domain error carries its own: ``core.errors.DomainError``.)
 CODE_BY_TYPE = (
-    (QuotaExceeded, ErrorCode.QUOTA_EXCEEDED),
-    (ImportTooLarge, ErrorCode.TOO_LARGE),
-    (ImportFormatError, ErrorCode.IMPORT_UNREADABLE),
-    (LifecycleConflict, ErrorCode.CONFLICT),
-    (MemoryConflict, ErrorCode.CONFLICT),
     (exceptions.ParseError, ErrorCode.MALFORMED_REQUEST),
     (psycopg.errors.LockNotAvailable, ErrorCode.LOCK_TIMEOUT),
     (psycopg.errors.DataCorrupted | psycopg.errors.IndexCorrupted, ErrorCode.CORRUPTION_DETECTED),
@@ -141,23 +135,11 @@ def exception_handler(exc, context):
 
 
 def domain_error_response(exc: BaseException) -> Response | None:
-    """The answer to an error the domain raises when a request cannot be done as asked,
-    or None for any other exception. The status is the error's own where it has one;
+    """The answer to an error the domain raises when a request cannot be done as asked
+    (``DomainError``: its own status and body), or None for any other exception;
     ``exception_handler`` adds the ``code``."""
-    if isinstance(exc, ImportFormatError):
-        return Response(exc.as_dict(), status=exc.status)  # with the line and field
-    if isinstance(exc, CaptureError):
-        body = {"detail": str(exc)}
-        for name in ("session_bytes", "quota_bytes"):  # what a quota refusal measured
-            if hasattr(exc, name):
-                body[name] = getattr(exc, name)
-        return Response(body, status=exc.status)
-    if isinstance(exc, LifecycleConflict):  # with the state it is in (in the trash, since…)
-        return Response({"detail": str(exc), **exc.state}, status=status.HTTP_409_CONFLICT)
-    if isinstance(exc, InvalidMemory):  # a memory that cannot be written, by its field
-        return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, MemoryConflict):  # a supersedes cycle, a restore too late…
-        return Response({"detail": str(exc), **exc.state}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, DomainError):
+        return Response(exc.body(), status=exc.status)
     return None
 
 

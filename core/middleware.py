@@ -2,8 +2,8 @@
 
 from django.conf import settings
 
-from memoryapp.api_errors import error_json, wants_json
-from memoryapp.error_codes import ErrorCode
+from core.api_errors import error_json, wants_json
+from core.error_codes import ErrorCode
 
 
 class RequestSizeLimitMiddleware:
@@ -32,7 +32,7 @@ class RequestSizeLimitMiddleware:
 class JsonErrorsMiddleware:
     """On API paths, an error response Django built without raising (405 from
     ``require_GET``, a CSRF refusal, …) gets a JSON body; raised errors are already JSON
-    (``memoryapp/api_errors.py``). Status and headers (``Allow``, ``Retry-After``) are kept."""
+    (``core/api_errors.py``). Status and headers (``Allow``, ``Retry-After``) are kept."""
 
     def __init__(self, get_response):
         self.get_response = get_response
