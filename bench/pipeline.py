@@ -52,7 +52,7 @@ def locomo_texts() -> list[str]:
 def store_sessions(project, texts: list[str], messages: int, *, first: int = 0) -> None:
     """Sessions of 1,000 user messages cycling through ``texts``, captured through the
     capture service, up to ``messages`` messages (``first``: how many are stored already)."""
-    from sessions.capture.importers.base import ParsedMessage, ParsedSession
+    from transcripts.base import ParsedMessage, ParsedSession
     from sessions.capture.service import capture_session
 
     per_session = 1000
@@ -155,7 +155,7 @@ def main() -> None:
     with django_on_embedded_servers() as tmp:
         from django.db import connection
 
-        from sessions.capture.importers.base import ParsedMessage, ParsedSession
+        from transcripts.base import ParsedMessage, ParsedSession
         from sessions.capture.service import capture_session
         from sessions.models import Message, MessageChunk
         from teams.services import ensure_team_and_project

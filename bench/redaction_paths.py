@@ -80,7 +80,7 @@ def main() -> None:
             update_agent_state,
         )
         from sessions.api.serializers import SessionPatchSerializer
-        from sessions.capture.importers.base import ParsedMessage, ParsedSession
+        from transcripts.base import ParsedMessage, ParsedSession
         from sessions.capture.redaction import redact_for
         from sessions.capture.service import capture_session
         from sessions.capture.session_text import redact_session_text

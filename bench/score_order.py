@@ -98,7 +98,7 @@ def coding_rows() -> list[dict]:
     import yaml
 
     from search.service import SearchRequest, search
-    from sessions.capture.importers import parse_path
+    from transcripts import parse_path
     from sessions.capture.service import capture_sessions
     from sessions.enrich import pipeline
     from sessions.models import Message

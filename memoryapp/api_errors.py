@@ -54,7 +54,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from memories.capture.record import InvalidMemory, MemoryConflict
 from memoryapp.error_codes import ErrorCode, code_for_status, own_code
-from sessions.capture.importers.base import ImportFormatError, ImportTooLarge
+from transcripts.base import ImportFormatError, ImportTooLarge
 from sessions.capture.service import CaptureError, QuotaExceeded
 from sessions.forget.lifecycle import LifecycleConflict
 

@@ -17,7 +17,7 @@ from typing import Any
 from memories.diary.distill import UPDATED, embed_text
 from memories.diary.models import DiaryEntry
 from sessions.backup.sections import ProjectSection
-from sessions.capture.importers.base import ImportFormatError
+from transcripts.base import ImportFormatError
 from sessions.capture.redaction import redact_for
 from teams.models import Project
 

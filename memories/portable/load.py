@@ -42,9 +42,9 @@ from memories.portable.schema import (
     Said,
     details_fields,
 )
-from sessions.capture.importers._yaml import TextTimesLoader as _Loader
-from sessions.capture.importers.anthropic_session import unzip
-from sessions.capture.importers.base import ImportFormatError, UnzipLimits
+from transcripts._yaml import TextTimesLoader as _Loader
+from transcripts.formats.anthropic_session import unzip
+from transcripts.base import ImportFormatError, UnzipLimits
 from sessions.models import Message, Session
 from teams.models import Project
 

@@ -15,14 +15,14 @@ from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
 from memoryapp.plain_input import PlainInputMixin
-from sessions.capture.importers import parse
-from sessions.capture.importers.base import (
+from transcripts import parse
+from transcripts.base import (
     ImportFormatError,
     ParsedMessage,
     ParsedSession,
     UnzipLimits,
 )
-from sessions.capture.sanitize import clean_json, clean_surrogates
+from transcripts.sanitize import clean_json, clean_surrogates
 from sessions.capture.session_text import redact_session_text
 from sessions.forget.archive import NOT_SETTABLE, set_lifecycle
 from sessions.forget.archive import SETTABLE as SETTABLE_LIFECYCLES

@@ -52,7 +52,7 @@ from sessions.api.serializers import (
     check_parsed_lengths,
     unzip_limits,
 )
-from sessions.capture.importers import FORMATS, parse
+from transcripts import FORMATS, parse
 from sessions.capture.quota import HEADER as QUOTA_HEADER
 from sessions.capture.quota import quota_state, worst_header
 from sessions.capture.service import append_messages as append_to_session

@@ -36,12 +36,12 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from sessions.capture.bulk_insert import insert_rows
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import index_context
 from sessions.capture.message_kind import kind_of
 from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wants_compaction
 from sessions.capture.redaction import RedactionPolicy
-from sessions.capture.sanitize import clean_json, clean_text
+from transcripts.sanitize import clean_json, clean_text
 from sessions.capture.session_text import redact_session_text
 from sessions.embedding.tokens import count_tokens
 from sessions.forget import derived

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sessions.capture.importers.base import ParsedSession
+from transcripts.base import ParsedSession
 from sessions.models import Message, Session
 
 

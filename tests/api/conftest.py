@@ -10,7 +10,7 @@ from django.db import close_old_connections
 
 from memories.capture.record import MemoryDraft, record
 from memoryapp.wsgi import application
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session

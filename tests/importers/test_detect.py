@@ -4,8 +4,8 @@ import zipfile
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.detect import FORMAT_NAMES, detect_format
+from transcripts.base import ImportFormatError
+from transcripts.detect import FORMAT_NAMES, detect_format
 
 from .helpers import FIXTURES, fixture, sample
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions.capture.importers import FORMATS, ImportFormatError, parse, parse_path
-from sessions.capture.importers.detect import FORMAT_NAMES
+from transcripts import FORMATS, ImportFormatError, parse, parse_path
+from transcripts.detect import FORMAT_NAMES
 
 from .helpers import FIXTURES, SAMPLES, fixture, sample
 

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from search.context import build_context
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from tests.search.corpus import AUTH, capture, embed_all, project_access
 from tests.search.test_api import client_for

@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.forget.anonymize import AnonymizationConfig, anonymize_session, start_run
 from sessions.models import Message, MessageChunk, Pseudonym, Session

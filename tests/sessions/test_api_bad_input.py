@@ -17,7 +17,7 @@ from sessions.api.serializers import (
     SessionCaptureSerializer,
     SessionPatchSerializer,
 )
-from sessions.capture.sanitize import MAX_JSON_DEPTH
+from transcripts.sanitize import MAX_JSON_DEPTH
 from sessions.models import Message, Session
 from teams.models import ApiToken
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from search.service import SearchRequest, search
-from sessions.capture.importers.base import ParsedMessage
+from transcripts.base import ParsedMessage
 from sessions.capture.service import append_messages
 from sessions.enrich.chunking import chunk_message, header_for
 from sessions.forget.archive import archive_check

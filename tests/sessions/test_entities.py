@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from sessions.capture.importers import parse_path
-from sessions.capture.importers._render import render_arguments, render_tool_input
-from sessions.capture.importers.base import ParsedMessage
+from transcripts import parse_path
+from transcripts._render import render_arguments, render_tool_input
+from transcripts.base import ParsedMessage
 from sessions.enrich.entities import (
     CLASS,
     COMMAND,

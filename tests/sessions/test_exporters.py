@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import yaml
 
-from sessions.capture.importers.conversation_md import parse_conversation_md
+from transcripts.formats.conversation_md import parse_conversation_md
 from sessions.forget.export import FORMATS, export_session, iter_export
 from sessions.models import Message, Session
 from teams.models import Project

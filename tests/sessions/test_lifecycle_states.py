@@ -18,7 +18,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from sessions.capture.importers.base import ParsedMessage
+from transcripts.base import ParsedMessage
 from sessions.capture.service import append_messages
 from sessions.forget import access
 from sessions.forget.archive import archive_check

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from sessions.capture.importers import parse_path
+from transcripts import parse_path
 from sessions.capture.message_kind import CONSOLE, INJECTED, PROSE, TOOL_OUTPUT, kind_of
 from sessions.models import Message
 from teams.models import ApiToken
@@ -233,7 +233,7 @@ def test_the_data_migration_classifies_rows_captured_before_kinds(project):
 
     from django.apps import apps
 
-    from sessions.capture.importers.base import ParsedMessage, ParsedSession
+    from transcripts.base import ParsedMessage, ParsedSession
     from sessions.capture.service import capture_session
 
     migration = import_module("sessions.migrations.0014_classify_message_kinds")

@@ -12,7 +12,7 @@ from django.db.models import Count
 
 from memoryapp.celery import app as celery_app
 from memoryapp.local import embedded
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.enrich.chunking import chunk_message, header_for
 from sessions.models import Message, MessageChunk, Session

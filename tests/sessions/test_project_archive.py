@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 
 from memories.capture.record import Evidence, MemoryDraft, link, record
 from memories.models import Memory, MemoryLink
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.models import Message, Session
 from teams.models import Project

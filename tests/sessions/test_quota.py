@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import (
     CompactionFailed,
     QuotaExceeded,

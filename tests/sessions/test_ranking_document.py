@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from search import keyword
 from search.service import searched_filters
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import RANKING_DOCUMENT
 from sessions.capture.service import append_messages, capture_session
 from sessions.filters import Filters

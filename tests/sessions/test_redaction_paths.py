@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.models import Session
 from tests.factories import ProjectFactory

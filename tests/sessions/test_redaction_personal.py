@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.personal_data import find_emails, find_ips, find_phones
 from sessions.capture.redaction import RedactionPolicy
 from sessions.capture.service import capture_session

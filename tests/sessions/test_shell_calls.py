@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from sessions.capture.importers.openai_chat import parse_openai_chat
-from sessions.capture.shell_tools import is_shell_tool
+from transcripts.formats.openai_chat import parse_openai_chat
+from transcripts.shell_tools import is_shell_tool
 from sessions.enrich.entities import COMMAND, extract_session
 from sessions.enrich.summary import summarize
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.capture.importers import parse_path
+from transcripts import parse_path
 from sessions.enrich.summary import (
     SummaryError,
     llm_summary,

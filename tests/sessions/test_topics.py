@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sessions.capture.importers import parse_path
+from transcripts import parse_path
 from sessions.enrich.text import STOPWORDS
 from sessions.enrich.topics import derive_topics
 

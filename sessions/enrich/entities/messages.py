@@ -1,12 +1,12 @@
 """Entities of one message, aware of how the importers render tool calls
-(``sessions/capture/importers/_render.py``)."""
+(``transcripts/_render.py``)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from sessions.capture.shell_tools import is_shell_tool
+from transcripts.shell_tools import is_shell_tool
 from sessions.enrich.entities.commands import clip_command
 from sessions.enrich.entities.kinds import COMMAND, FILE, PACKAGE, URL, Found
 from sessions.enrich.entities.packages import package_from_word

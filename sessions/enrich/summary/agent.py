@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessions.capture.shell_tools import is_shell_tool
+from transcripts.shell_tools import is_shell_tool
 from sessions.enrich.summary.render import short_command, short_path
 from sessions.enrich.summary.textrank import (
     FILLER,

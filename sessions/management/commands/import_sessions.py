@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.table import Table
 
-from memoryapp_client.transcript_files import UNKNOWN_FORMAT, find_transcripts
-from sessions.capture.importers import ImportFormatError, detect_format, parse, parse_path
+from transcripts.files import UNKNOWN_FORMAT, find_transcripts
+from transcripts import ImportFormatError, detect_format, parse, parse_path
 from sessions.capture.service import CaptureError, capture_sessions
 from sessions.management.console import progress_bar
 from teams.services import ensure_team_and_project
