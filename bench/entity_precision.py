@@ -30,8 +30,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from transcripts import parse_path  # noqa: E402
 from sessions.enrich.entities import TYPES, Extracted, extract_from_text, extract_session  # noqa: E402
+from transcripts import parse_path  # noqa: E402
 
 SAMPLES = REPO_ROOT.parent / "shared" / "samples"
 LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"

@@ -54,9 +54,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from memories.capture.record import InvalidMemory, MemoryConflict
 from memoryapp.error_codes import ErrorCode, code_for_status, own_code
-from transcripts.base import ImportFormatError, ImportTooLarge
 from sessions.capture.service import CaptureError, QuotaExceeded
 from sessions.forget.lifecycle import LifecycleConflict
+from transcripts.base import ImportFormatError, ImportTooLarge
 
 logger = logging.getLogger(__name__)
 

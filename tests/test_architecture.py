@@ -18,9 +18,11 @@ PACKAGES = (
     "memoryapp",
     "memoryapp_client",
     "memories",
+    "protocol",
     "search",
     "sessions",
     "teams",
+    "transcripts",
     "web",
 )
 
@@ -127,3 +129,29 @@ def test_sessions_and_search_stand_below_memories(import_graph):
         if target.split(".")[0] == "memories"
     )
     assert not upward, "imports of memories from below:\n" + "\n".join(upward)
+
+
+def test_transcripts_and_protocol_stand_below_the_server_and_the_client(import_graph):
+    """Both sides import them (the client must run without the server's code), so they
+    import neither: no Django, no app, no client."""
+    bottom = ("transcripts", "protocol")
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph.items()
+        if module.split(".")[0] in bottom
+        for target in targets
+        if target.split(".")[0] not in bottom
+    )
+    assert not upward, "imports from the bottom packages upwards:\n" + "\n".join(upward)
+
+
+def test_no_server_package_imports_the_client(import_graph):
+    server = ("memoryapp", "memories", "search", "sessions", "teams", "web", "transcripts")
+    found = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph.items()
+        if module.split(".")[0] in server
+        for target in targets
+        if target.split(".")[0] == "memoryapp_client"
+    )
+    assert not found, "the server imports the client:\n" + "\n".join(found)

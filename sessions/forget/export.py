@@ -46,6 +46,10 @@ from typing import Any
 import yaml
 from django.http import StreamingHttpResponse
 
+from sessions.forget import attachments as sections
+from sessions.forget import session_folder
+from sessions.forget.messages import tombstone_text
+from sessions.models import KEYWORD_VECTORS, Message
 from transcripts.base import ImportFormatError
 from transcripts.formats.conversation_md import (
     ATTACHMENTS_COMMENT,
@@ -54,10 +58,6 @@ from transcripts.formats.conversation_md import (
     exact_comment,
     parse_conversation_md,
 )
-from sessions.forget import attachments as sections
-from sessions.forget import session_folder
-from sessions.forget.messages import tombstone_text
-from sessions.models import KEYWORD_VECTORS, Message
 
 FORMATS: dict[str, tuple[str, str]] = {
     "json": ("application/json", "json"),

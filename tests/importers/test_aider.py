@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from transcripts.formats.aider import parse_aider
 from transcripts.base import ImportFormatError
+from transcripts.formats.aider import parse_aider
 
 from .helpers import check_invariants, roles, sample
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from transcripts.files import find_transcripts
 from transcripts import ImportFormatError, detect_format, parse, parse_path
+from transcripts.files import find_transcripts
 from transcripts.formats.cursor import exported_at
 
 from .helpers import FIXTURES, check_invariants

@@ -19,13 +19,13 @@ from memories.models import (
     MemoryLink,
     MemoryStatus,
 )
-from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import append_messages, capture_session
 from sessions.enrich import pipeline
 from sessions.models import Message, Session
 from teams.models import Role
 from tests.clients import client_for
 from tests.factories import MembershipFactory
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,9 @@ import zipfile
 import pytest
 from rest_framework.test import APIClient
 
-from transcripts import ImportFormatError, ImportTooLarge, UnzipLimits, parse
 from sessions.models import Message, Session
 from teams.models import ApiToken
+from transcripts import ImportFormatError, ImportTooLarge, UnzipLimits, parse
 
 pytestmark = pytest.mark.django_db
 
