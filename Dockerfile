@@ -17,6 +17,8 @@ RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorc
 COPY pyproject.toml README.md ./
 COPY memoryapp ./memoryapp
 COPY memoryapp_client ./memoryapp_client
+COPY transcripts ./transcripts
+COPY protocol ./protocol
 COPY memories ./memories
 COPY sessions ./sessions
 COPY search ./search

@@ -148,7 +148,7 @@ def baseline_direct(env, texts_file: Path, sessions, size) -> float:
     """The capture service called in-process: no HTTP, no JSON, one writer."""
     code = f"""
 import django, json, time; django.setup()
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
+from transcripts.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from teams.models import Project
 texts = json.load(open({str(texts_file)!r}))

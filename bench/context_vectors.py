@@ -111,7 +111,7 @@ def longmemeval():
 
 def coding():
     from bench.retrieval_sets import SAMPLES, Question, load_coding_questions, sample_transcripts
-    from sessions.capture.importers import parse_path
+    from transcripts import parse_path
 
     sessions, by_source = [], defaultdict(list)
     for path in sample_transcripts():

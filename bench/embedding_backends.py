@@ -48,8 +48,8 @@ def locomo_turns() -> list[str]:
 def long_sample_chunks() -> list[str]:
     """What the pipeline embeds for the samples' messages of ``LONG_CHARS``+ characters."""
     from bench.retrieval_sets import sample_transcripts
-    from sessions.capture.importers import parse_path
     from sessions.enrich.chunking import chunk_message, header_for
+    from transcripts import parse_path
 
     texts = []
     for path in sample_transcripts():

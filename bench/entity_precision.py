@@ -3,7 +3,7 @@ transcript samples.
 
 Runs ``extract_session`` over every session of every sample in ``../shared/samples``
 (claude_code/*.jsonl, codex/*.jsonl, aider/*.chat.history.md, openai_chat/*.json, read with
-``sessions.capture.importers.parse_path``; no database, no Django) and prints, per entity type, how
+``transcripts.parse_path``; no database, no Django) and prints, per entity type, how
 many entities it found and some of them. Then it reads the hand-checked verdicts in
 ``bench/entity_precision_checked.tsv`` (columns: sample, type, value, verdict, note; verdict
 ``correct`` or ``wrong``) and prints precision overall and per type over the checked
@@ -30,8 +30,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from sessions.capture.importers import parse_path  # noqa: E402
 from sessions.enrich.entities import TYPES, Extracted, extract_from_text, extract_session  # noqa: E402
+from transcripts import parse_path  # noqa: E402
 
 SAMPLES = REPO_ROOT.parent / "shared" / "samples"
 LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"

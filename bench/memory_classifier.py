@@ -50,7 +50,7 @@ from memory_dev import GOLD, HELD_OUT, SHARED, TYPES, normalised
 
 from memories.enrich.offline import RULES
 from memories.enrich.sentences import statements
-from sessions.capture.importers import parse_path
+from transcripts import parse_path
 
 CLASSES = ("none", *TYPES)
 MIN_PART = 25  # characters of a quote spanning sentences that a sentence must hold

@@ -2,7 +2,7 @@
 were labelled by hand (``../shared/data/memory_dev``: ``gold.json`` and the ``README.md``
 that says how to score).
 
-Each transcript is read with ``sessions.capture.importers.parse_path`` and its sessions run
+Each transcript is read with ``transcripts.parse_path`` and its sessions run
 through ``offline.matches`` (the pipeline's rules, without the database). Scored as the
 README says: a memory matches a gold item when its evidence message contains the item's
 quote or one of its ``alt_quotes`` (case folded, whitespace collapsed); each item counts
@@ -60,7 +60,7 @@ from django.conf import settings  # noqa: E402
 
 from memories.enrich import llm  # noqa: E402
 from memories.enrich.offline import matches  # noqa: E402
-from sessions.capture.importers import parse_path  # noqa: E402
+from transcripts import parse_path  # noqa: E402
 
 SHARED = REPO_ROOT.parent / "shared"
 GOLD = SHARED / "data" / "memory_dev" / "gold.json"

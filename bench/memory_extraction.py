@@ -2,7 +2,7 @@
 
 Runs the extractor's rules (``offline.matches``, the same code the pipeline runs, without
 the database) over every session of the real transcript samples in ``../shared/samples``
-(read with ``sessions.capture.importers.parse_path``), LoCoMo's 10 conversations
+(read with ``transcripts.parse_path``), LoCoMo's 10 conversations
 (``../shared/data/locomo``; one session per ``session_<n>``, one message per turn, the
 speaker as author, as ``bench/locomo.py`` captures them) and the first LongMemEval case's
 chat sessions (``../shared/data/longmemeval_derived``; a user talking with an assistant),
@@ -61,7 +61,7 @@ django.setup()
 from bench.entity_precision import sample_files  # noqa: E402
 from bench.locomo import load_locomo, sessions_of, turn_text  # noqa: E402
 from memories.enrich.offline import matches  # noqa: E402
-from sessions.capture.importers import parse_path  # noqa: E402
+from transcripts import parse_path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CHECKED = HERE / "memory_precision_checked.tsv"

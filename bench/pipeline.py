@@ -52,8 +52,8 @@ def locomo_texts() -> list[str]:
 def store_sessions(project, texts: list[str], messages: int, *, first: int = 0) -> None:
     """Sessions of 1,000 user messages cycling through ``texts``, captured through the
     capture service, up to ``messages`` messages (``first``: how many are stored already)."""
-    from sessions.capture.importers.base import ParsedMessage, ParsedSession
     from sessions.capture.service import capture_session
+    from transcripts.base import ParsedMessage, ParsedSession
 
     per_session = 1000
     for s in range(first // per_session, messages // per_session):
@@ -155,10 +155,10 @@ def main() -> None:
     with django_on_embedded_servers() as tmp:
         from django.db import connection
 
-        from sessions.capture.importers.base import ParsedMessage, ParsedSession
         from sessions.capture.service import capture_session
         from sessions.models import Message, MessageChunk
         from teams.services import ensure_team_and_project
+        from transcripts.base import ParsedMessage, ParsedSession
 
         texts = locomo_texts()
         raw, raw_config, raw_rates = raw_throughput(texts)

@@ -80,13 +80,13 @@ def main() -> None:
             update_agent_state,
         )
         from sessions.api.serializers import SessionPatchSerializer
-        from sessions.capture.importers.base import ParsedMessage, ParsedSession
         from sessions.capture.redaction import redact_for
         from sessions.capture.service import capture_session
         from sessions.capture.session_text import redact_session_text
         from sessions.embedding.query import embed_query
         from teams.models import Project
         from teams.services import ensure_team_and_project
+        from transcripts.base import ParsedMessage, ParsedSession
 
         team, on, _ = ensure_team_and_project("bench", "redaction-on")
         off = Project.objects.create(team=team, name="redaction-off", slug="redaction-off")

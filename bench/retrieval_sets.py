@@ -293,7 +293,7 @@ def longmemeval_units(data: list[dict] | None = None) -> list[Unit]:
 def sample_transcripts() -> list[Path]:
     """Every transcript of ``shared/samples`` the CLI would upload (an aider input history
     goes with its chat history, never alone)."""
-    from memoryapp_client.transcript_files import find_transcripts
+    from transcripts.files import find_transcripts
 
     return [
         p

@@ -98,12 +98,12 @@ def coding_rows() -> list[dict]:
     import yaml
 
     from search.service import SearchRequest, search
-    from sessions.capture.importers import parse_path
     from sessions.capture.service import capture_sessions
     from sessions.enrich import pipeline
     from sessions.models import Message
     from teams.access import Access
     from teams.services import ensure_team_and_project
+    from transcripts import parse_path
 
     questions = yaml.safe_load(CODING.read_text())
     _, project, _ = ensure_team_and_project("coding", "samples")

@@ -81,9 +81,9 @@ def main() -> None:
     with django_on_embedded_servers():
         from django.db import connection
 
-        from sessions.capture.importers.base import ParsedMessage, ParsedSession
         from sessions.capture.service import capture_session
         from teams.services import ensure_team_and_project
+        from transcripts.base import ParsedMessage, ParsedSession
 
         _, project, _ = ensure_team_and_project("bench", "rows")
         sessions = [

@@ -129,7 +129,7 @@ def main() -> None:
     with django_on_embedded_servers():
         from django.test import Client
 
-        from memoryapp_client.projects import project_slug
+        from protocol.directories import project_slug
         from teams.models import ApiToken, Project, Team
 
         team = Team.objects.create(name="bench", slug="bench")

@@ -273,7 +273,7 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
 # of it to half that (a transcript that big holds ten times the default 10 MB session quota,
 # which capture refuses anyway); one file may expand at most 100:1 (JSON text runs 5-20:1,
 # zeros 1000:1). Over a limit: 413 with the numbers
-# (sessions/capture/importers/anthropic_session.py).
+# (transcripts/formats/anthropic_session.py).
 IMPORT_UNZIP_MAX_BYTES = env_int("IMPORT_UNZIP_MAX_BYTES", MAX_REQUEST_BYTES, minimum=1024)
 IMPORT_UNZIP_MAX_MEMBER_BYTES = env_int(
     "IMPORT_UNZIP_MAX_MEMBER_BYTES", IMPORT_UNZIP_MAX_BYTES // 2, minimum=1024

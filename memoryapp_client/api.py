@@ -14,7 +14,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from memoryapp_client.projects import DIRECTORY_HEADER, directory_slug, header_value
+from memoryapp_client.projects import directory_slug
+from protocol.directories import DIRECTORY_HEADER, header_value
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 # Uploads are idempotent (external ids, client ids: ``capture`` and ``append`` give one to what

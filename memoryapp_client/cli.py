@@ -33,8 +33,9 @@ from pathlib import Path
 from memoryapp_client import memories_cli, sessions_cli
 from memoryapp_client.api import MemoryClient, MemoryError
 from memoryapp_client.hooks import session_start_hook
-from memoryapp_client.projects import directory_slug, project_reference, project_slug
-from memoryapp_client.transcript_files import UNKNOWN_FORMAT, find_transcripts, transcript_cwd
+from memoryapp_client.projects import directory_slug, project_reference
+from protocol.directories import project_slug
+from transcripts.files import UNKNOWN_FORMAT, find_transcripts, transcript_cwd
 
 HOOK_EXAMPLE = """\
 As a Claude Code SessionEnd hook, in ~/.claude/settings.json:

@@ -1,52 +1,18 @@
-"""The project of a working directory (seed 004): one slug, made the same way everywhere.
-
-``/home/user/repos/myapp`` → ``-home-user-repos-myapp``, ``C:\\projects\\web-app`` →
-``-C-projects-web-app``: path separators become hyphens, ':' is dropped, and the slug always
-starts with '-'. The server finds (or, for a team-level token allowed to, creates) the
-project by it; the client sends it in the ``X-Memoryapp-Directory`` header on every request,
-so the CLI, the hooks and the MCP server need nothing but ``MemoryClient(directory=...)``
-(the header's value is percent-encoded UTF-8: ``header_value``).
-
-A ``project`` value is a working directory when it starts with '-' (a slug), '/', '\\', '~',
-'.' or a drive letter; otherwise it is 'team/project' or an id, as before.
-"""
+"""A working directory as the client names its project: resolved on this machine, then made
+the slug both sides share (``protocol.directories``)."""
 
 from __future__ import annotations
 
 import os
-import re
-import urllib.parse
 from pathlib import Path
 
-DIRECTORY_HEADER = "X-Memoryapp-Directory"
-
-_WINDOWS_PATH = re.compile(r"^[A-Za-z]:([\\/]|$)")
-
-
-def project_slug(path: str | os.PathLike) -> str:
-    """Seed 004's slug of a path, as given (no resolving): idempotent on a slug."""
-    text = str(path)
-    if len(text) > 1:
-        text = text.rstrip("/\\") or text[0]  # /home/me/ and /home/me are one directory
-    slug = text.replace("/", "-").replace("\\", "-").replace(":", "")
-    return slug if slug.startswith("-") else "-" + slug
-
-
-def header_value(slug: str) -> str:
-    """The slug as the header carries it: percent-encoded UTF-8, since HTTP headers are
-    Latin-1 and paths are not (the server decodes it; ASCII slugs are unchanged)."""
-    return urllib.parse.quote(slug, safe="-._~/\\:!$&'()*+,;=@")
-
-
-def is_directory(reference: str) -> bool:
-    """Whether a ``project`` value names a working directory (else 'team/project' or id)."""
-    return reference.startswith(("-", "/", "\\", "~", ".")) or bool(_WINDOWS_PATH.match(reference))
+from protocol.directories import WINDOWS_PATH, is_directory, project_slug
 
 
 def directory_slug(path: str | os.PathLike | None = None) -> str:
     """The slug of ``path`` (default: the current directory), made absolute and resolved
     on this machine; a Windows path is taken as written, a slug ('-…') returned as is."""
-    if path is not None and (_WINDOWS_PATH.match(str(path)) or str(path).startswith("-")):
+    if path is not None and (WINDOWS_PATH.match(str(path)) or str(path).startswith("-")):
         return project_slug(path)
     where = Path(path if path is not None else os.getcwd()).expanduser()
     return project_slug(where.resolve())

@@ -34,7 +34,7 @@ from sessions.models import (
     Message,
     MessageRole,
     SessionStatus,
-    SourceFormat,
+    source_formats,
 )
 
 # A date alone is that day's midnight.
@@ -136,7 +136,7 @@ class FiltersSerializer(PlainInputMixin, serializers.Serializer):
     )
     status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
     lifecycle = serializers.ChoiceField(choices=Lifecycle.choices, required=False)
-    source_format = serializers.ChoiceField(choices=SourceFormat.choices, required=False)
+    source_format = serializers.ChoiceField(choices=source_formats(), required=False)
     topic = serializers.CharField(required=False, max_length=64)
     entity_type = serializers.ChoiceField(choices=EntityType.choices, required=False)
     entity = serializers.CharField(

@@ -25,6 +25,7 @@ from django.utils import timezone
 from pgvector.django import BitField, HnswIndex, VectorField
 
 from teams.models import Project, Team, user_or_null
+from transcripts.registry import stored_formats
 
 EMBEDDING_DIMENSIONS = 384
 # Text-search configuration of the tsvector column and of every query against it.
@@ -38,22 +39,14 @@ KEYWORD_VECTORS = ("search_vector", "context_vector", "ranking_vector")
 KEYWORD_INDEX_CHARS = 250_000
 
 
-class SourceFormat(models.TextChoices):
-    API = "api", "REST API (messages)"
-    PLAIN_TEXT = "plain_text", "Plain text conversation log"
-    CLAUDE_CODE = "claude_code", "Claude Code JSONL"
-    CODEX = "codex", "OpenAI Codex rollout"
-    AIDER = "aider", "Aider chat history"
-    CHATGPT = "chatgpt", "ChatGPT export"
-    OPENAI_CHAT = "openai_chat", "OpenAI chat messages"
-    ANTHROPIC_SESSION = "anthropic_session", "Anthropic session folder"
-    NDJSON_EVENTS = "ndjson_events", "NDJSON events"
-    CONVERSATION_MD = "conversation_md", "conversation.md"
-    BMAD_SESSION = "bmad_session", "BMAD session folder"
-    ANTHROPIC_MANAGED_AGENT = "anthropic_managed_agent", "Claude Managed Agents event log"
-    GEMINI_CLI = "gemini_cli", "Gemini CLI session"
-    CURSOR = "cursor", "Cursor chat export"
-    OPENCODE = "opencode", "OpenCode session export"
+# Where a session came from: the REST API, or a transcript format. The formats declare
+# themselves (``transcripts.registry``) and the choices are read from there when asked, so a
+# new format needs no migration.
+API_SOURCE = "api"
+
+
+def source_formats() -> list[tuple[str, str]]:
+    return [(API_SOURCE, "REST API (messages)"), *stored_formats()]
 
 
 # Choices whose label is their name in title case ("completed" is shown as "Completed") give
@@ -201,9 +194,7 @@ class Session(Enrichable, TeamOwned):
     user_name = models.CharField(
         max_length=200, blank=True, help_text="The person the agent worked with, if known."
     )
-    source_format = models.CharField(
-        max_length=32, choices=SourceFormat.choices, default=SourceFormat.API
-    )
+    source_format = models.CharField(max_length=32, choices=source_formats, default=API_SOURCE)
     status = models.CharField(
         max_length=12, choices=SessionStatus.choices, default=SessionStatus.COMPLETED
     )

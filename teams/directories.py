@@ -1,7 +1,7 @@
 """Projects by working directory (seed 004), on the server's side.
 
 A request names a working directory by a ``project`` value that is a path or a slug, or by
-the ``X-Memoryapp-Directory`` header (``memoryapp_client.projects``, which makes the slug the
+the ``X-Memoryapp-Directory`` header (``protocol.directories``, which makes the slug the
 same way on every client). The project is the team's one whose ``directory`` is that slug;
 ``project_for_directory`` creates it on first use, race-safe.
 """
@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 from rest_framework import exceptions
 
-from memoryapp_client.projects import DIRECTORY_HEADER, is_directory, project_slug
+from protocol.directories import DIRECTORY_HEADER, is_directory, project_slug
 from teams.models import DIRECTORY_MAX_LENGTH, Project, Team
 
 __all__ = ["DIRECTORY_HEADER", "directory_of", "header_directory", "project_for_directory"]
@@ -41,7 +41,7 @@ def directory_of(reference: str, field: str = "project") -> str | None:
 
 def header_directory(request) -> str | None:
     """The working directory a request's header names (any path or slug), or None."""
-    # Percent-encoded UTF-8 (memoryapp_client.projects.header_value): headers are Latin-1.
+    # Percent-encoded UTF-8 (protocol.directories.header_value): headers are Latin-1.
     value = urllib.parse.unquote(request.headers.get(DIRECTORY_HEADER, "")).strip()
     if not value:
         return None

@@ -18,7 +18,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
-from memoryapp_client.projects import project_slug
+from protocol.directories import project_slug
 
 DEFAULT_SESSION_QUOTA_BYTES = 10 * 1024 * 1024  # seed 001 §9.1: 10 MB per session
 DEFAULT_TRASH_DAYS = 30  # seed 001 §5.1: deleted sessions wait 30 days before purge

@@ -19,9 +19,11 @@ PACKAGES = (
     "memoryapp",
     "memoryapp_client",
     "memories",
+    "protocol",
     "search",
     "sessions",
     "teams",
+    "transcripts",
     "web",
 )
 
@@ -157,3 +159,33 @@ def test_no_app_imports_the_wiring(import_graph):
     points load it, no app does (Celery's app is celery.current_app to them)."""
     upward = _imports(import_graph, (*APPS, "core"), ("memoryapp",))
     assert not upward, "imports of memoryapp from the apps:\n" + "\n".join(upward)
+
+
+# What of core the Django-free packages may use: the errors, in plain Python.
+PLAIN_CORE = {"core.errors", "core.error_codes"}
+
+
+def test_transcripts_and_protocol_stand_below_the_server_and_the_client(import_graph):
+    """Both sides import them (the client must run without the server's code), so they
+    import neither: no Django, no app, no client; of core only its plain-Python errors."""
+    bottom = ("transcripts", "protocol")
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph.items()
+        if module.split(".")[0] in bottom
+        for target in targets
+        if target.split(".")[0] not in bottom and target not in PLAIN_CORE
+    )
+    assert not upward, "imports from the bottom packages upwards:\n" + "\n".join(upward)
+
+
+def test_no_server_package_imports_the_client(import_graph):
+    server = ("core", "memoryapp", *APPS, "transcripts")
+    found = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph.items()
+        if module.split(".")[0] in server
+        for target in targets
+        if target.split(".")[0] == "memoryapp_client"
+    )
+    assert not found, "the server imports the client:\n" + "\n".join(found)

@@ -27,7 +27,7 @@ from memories.models import (
 )
 from memories.retrieve.query import MemoryFilters
 from sessions.api.serializers import StorableDateTimeField, StorableFieldsMixin
-from sessions.capture.sanitize import clean_json, clean_surrogates
+from transcripts.sanitize import clean_json, clean_surrogates
 
 MAX_TAGS = 20
 MAX_EVIDENCE = 100

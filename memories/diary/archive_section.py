@@ -17,9 +17,9 @@ from typing import Any
 from memories.diary.distill import UPDATED, embed_text
 from memories.diary.models import DiaryEntry
 from sessions.backup.sections import ProjectSection
-from sessions.capture.importers.base import ImportFormatError
 from sessions.capture.redaction import redact_for
 from teams.models import Project
+from transcripts.base import ImportFormatError
 
 NAME = "diary"
 TEXT_FIELDS = ("person", "character", "happened", "text", "method")

@@ -42,11 +42,11 @@ from memories.portable.schema import (
     Said,
     details_fields,
 )
-from sessions.capture.importers._yaml import TextTimesLoader as _Loader
-from sessions.capture.importers.anthropic_session import unzip
-from sessions.capture.importers.base import ImportFormatError, UnzipLimits
 from sessions.models import Message, Session
 from teams.models import Project
+from transcripts._yaml import TextTimesLoader as _Loader
+from transcripts.base import ImportFormatError, UnzipLimits
+from transcripts.formats.anthropic_session import unzip
 
 # One import is one transaction: a bound keeps it from holding locks for minutes.
 MAX_MEMORIES = 5000

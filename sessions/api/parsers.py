@@ -1,6 +1,6 @@
 """The API's JSON parser: DRF's, with nesting bounded
-(``sessions.capture.sanitize.MAX_JSON_DEPTH``) and numbers held to finite values
-(``sessions.capture.sanitize.load_json``: ``1e400`` is refused like ``NaN``, not stored as
+(``transcripts.sanitize.MAX_JSON_DEPTH``) and numbers held to finite values
+(``transcripts.sanitize.load_json``: ``1e400`` is refused like ``NaN``, not stored as
 infinity for PostgreSQL to refuse at INSERT).
 
 Set as the default parser in REST_FRAMEWORK and used by the sessions API, so every JSON
@@ -13,7 +13,7 @@ from __future__ import annotations
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-from sessions.capture.sanitize import MAX_JSON_DEPTH, could_be_too_deep, json_too_deep, load_json
+from transcripts.sanitize import MAX_JSON_DEPTH, could_be_too_deep, json_too_deep, load_json
 
 TOO_DEEP = (
     f"JSON parse error - the request body nests objects and arrays more than {MAX_JSON_DEPTH} "

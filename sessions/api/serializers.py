@@ -15,20 +15,21 @@ from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
 from core.plain_input import PlainInputMixin
-from sessions.capture.importers import parse
-from sessions.capture.importers.base import (
-    ImportFormatError,
-    ParsedMessage,
-    ParsedSession,
-    UnzipLimits,
-)
-from sessions.capture.sanitize import clean_json, clean_surrogates
 from sessions.capture.session_text import redact_session_text
 from sessions.forget.archive import NOT_SETTABLE, set_lifecycle
 from sessions.forget.archive import SETTABLE as SETTABLE_LIFECYCLES
 from sessions.forget.lifecycle import recovery_deadline
 from sessions.forget.messages import tombstone_text
-from sessions.models import Lifecycle, Message, MessageRole, Session, SessionStatus, SourceFormat
+from sessions.models import API_SOURCE, Lifecycle, Message, MessageRole, Session, SessionStatus
+from transcripts import parse
+from transcripts.base import (
+    ImportFormatError,
+    ParsedMessage,
+    ParsedSession,
+    UnzipLimits,
+)
+from transcripts.formats.plain_text import NAME as PLAIN_TEXT
+from transcripts.sanitize import clean_json, clean_surrogates
 
 MAX_TOPICS = 50
 # PostgreSQL's timestamptz takes offsets up to ±15:59; Python parses up to ±23:59.
@@ -263,10 +264,10 @@ class SessionCaptureSerializer(StorableFieldsMixin, PlainInputMixin, serializers
         conversation = data.pop("conversation", None)
         if conversation is not None:
             messages = self._conversation
-            source = SourceFormat.PLAIN_TEXT
+            source = PLAIN_TEXT
         else:
             messages = [ParsedMessage(**m) for m in data.pop("messages", [])]
-            source = SourceFormat.API
+            source = API_SOURCE
         data.pop("messages", None)
         return ParsedSession(source_format=source, messages=messages, **data)
 

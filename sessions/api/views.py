@@ -52,7 +52,6 @@ from sessions.api.serializers import (
     check_parsed_lengths,
     unzip_limits,
 )
-from sessions.capture.importers import FORMATS, parse
 from sessions.capture.quota import HEADER as QUOTA_HEADER
 from sessions.capture.quota import quota_state, worst_header
 from sessions.capture.service import append_messages as append_to_session
@@ -77,6 +76,7 @@ from sessions.forget.size import size_breakdown
 from sessions.models import KEYWORD_VECTORS, Message, Session
 from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView, ScopedViewSet
+from transcripts import FORMATS, parse
 
 
 class RawBodyParser(BaseParser):

@@ -38,13 +38,13 @@ from sessions.backup.manifest import (
     ArchiveRefused,
     verify,
 )
-from sessions.capture.importers._json import loads_json
-from sessions.capture.importers.base import ImportFormatError, ParsedMessage, ParsedSession
-from sessions.capture.importers.memoryapp import message_from_record, session_from_record
 from sessions.capture.service import capture_session
 from sessions.forget import attachments
 from sessions.models import Message, Session
 from teams.models import Project
+from transcripts._json import loads_json
+from transcripts.base import ImportFormatError, ParsedMessage, ParsedSession
+from transcripts.formats.memoryapp import message_from_record, session_from_record
 
 MESSAGE_BATCH = 2000
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessions.capture.personal_data import find_emails, find_phones, replace_found
-from sessions.capture.sanitize import clean_json
+from transcripts.sanitize import clean_json
 
 MARK = "[REDACTED:{}]"
 _MARK_PREFIX = "[REDACTED"

@@ -37,12 +37,10 @@ from django.utils import timezone
 
 from core.errors import DomainError
 from sessions.capture.bulk_insert import insert_rows
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import index_context
 from sessions.capture.message_kind import kind_of
 from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wants_compaction
 from sessions.capture.redaction import RedactionPolicy
-from sessions.capture.sanitize import clean_json, clean_text
 from sessions.capture.session_text import redact_session_text
 from sessions.embedding.tokens import count_tokens
 from sessions.forget import derived
@@ -55,14 +53,16 @@ from sessions.forget.compaction import (
     has_compactable_messages,
 )
 from sessions.models import (
+    API_SOURCE,
     Lifecycle,
     Message,
     Session,
     SessionStatus,
-    SourceFormat,
     new_public_id,
 )
 from teams.models import Project
+from transcripts.base import ParsedMessage, ParsedSession
+from transcripts.sanitize import clean_json, clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -246,7 +246,7 @@ def _session_fields(project: Project, parsed: ParsedSession) -> dict:
         "workflow": parsed.workflow or "none",
         "title": text["title"][:300],
         "user_name": text["user_name"][:200],
-        "source_format": parsed.source_format or SourceFormat.API,
+        "source_format": parsed.source_format or API_SOURCE,
         "status": parsed.status or SessionStatus.COMPLETED,
         "started_at": started,
         "ended_at": ended,

@@ -4,7 +4,7 @@ Messages are ``ParsedMessage`` objects from the importers, ``sessions.models.Mes
 dicts or test doubles: ``attr`` reads a field of any of them. Entities are ``(type, value[,
 count])`` tuples or objects with ``.type``/``.value``/``.count``: ``entity_pairs`` reads them.
 A huge session is read from a sample of its messages (``sample_positions``). Which tool
-calls are shell commands is decided in one place, ``sessions.capture.shell_tools``, where
+calls are shell commands is decided in one place, ``transcripts.shell_tools``, where
 the importers decide how to render them. Pure Python: no database, no Django.
 """
 

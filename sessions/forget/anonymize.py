@@ -30,7 +30,6 @@ from django.utils import timezone
 
 from sessions.capture.keyword_context import index_context
 from sessions.capture.personal_data import find_emails, find_ips, find_phones, replace_found
-from sessions.capture.sanitize import clean_json
 from sessions.embedding.tokens import count_tokens
 from sessions.enrich import aliases
 from sessions.enrich.pipeline import ENRICH_LOCK_SPACE, embed_followers_again
@@ -43,6 +42,7 @@ from sessions.forget.placeholders import (
 )
 from sessions.forget.records import actor_label
 from sessions.models import EnrichmentStatus, Entity, Message, MessageChunk, Session
+from transcripts.sanitize import clean_json
 
 logger = logging.getLogger(__name__)
 

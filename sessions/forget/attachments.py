@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sessions.capture.importers.base import ParsedSession
 from sessions.models import Message, Session
+from transcripts.base import ParsedSession
 
 
 @dataclass(frozen=True)

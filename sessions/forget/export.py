@@ -18,14 +18,14 @@ Formats (the extension has no leading dot):
   one ``{"type": "message", ...}`` line per message. U+0085, U+2028 and U+2029 are written
   as ``\\u`` escapes so that no line reader splits a record.
 * ``markdown`` (``text/markdown``, ``md``): seed 001 §2.2.2's ``conversation.md``, readable
-  back by ``sessions.capture.importers.conversation_md``.
+  back by ``transcripts.formats.conversation_md``.
 * ``yaml`` (``application/yaml``, ``yaml``): the JSON structure through PyYAML's safe dumper;
   multi-line strings as literal blocks (``|``).
 * ``anthropic_session`` (``application/zip``, ``zip``): seed 004's session folder
   (``sessions/forget/session_folder.py``).
 
 Every format reads back to an equal session through the import API: JSON, JSONL and YAML
-with ``sessions.capture.importers.memoryapp``, Markdown with ``conversation_md`` (the exact
+with ``transcripts.formats.memoryapp``, Markdown with ``conversation_md`` (the exact
 fields ride in HTML comments), the zip with ``anthropic_session``. Sections other apps keep
 about a session (its memories) follow the messages: a key of the JSON/YAML document, an
 ``attachment`` line in JSONL, a comment after the last Markdown turn, ``metadata.json``
@@ -46,18 +46,18 @@ from typing import Any
 import yaml
 from django.http import StreamingHttpResponse
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.conversation_md import (
+from sessions.forget import attachments as sections
+from sessions.forget import session_folder
+from sessions.forget.messages import tombstone_text
+from sessions.models import KEYWORD_VECTORS, Message
+from transcripts.base import ImportFormatError
+from transcripts.formats.conversation_md import (
     ATTACHMENTS_COMMENT,
     MESSAGE_COMMENT,
     SESSION_COMMENT,
     exact_comment,
     parse_conversation_md,
 )
-from sessions.forget import attachments as sections
-from sessions.forget import session_folder
-from sessions.forget.messages import tombstone_text
-from sessions.models import KEYWORD_VECTORS, Message
 
 FORMATS: dict[str, tuple[str, str]] = {
     "json": ("application/json", "json"),

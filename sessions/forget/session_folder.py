@@ -1,6 +1,6 @@
 """A session as seed 004's self-contained folder, zipped: ``<public id>/transcript.jsonl``
 (one Anthropic Messages API message per line), ``events.jsonl`` (the session's events) and
-``metadata.json``. ``sessions.capture.importers.anthropic_session`` reads it back.
+``metadata.json``. ``transcripts.formats.anthropic_session`` reads it back.
 
 Each transcript line is one stored message: user and assistant text as a ``text`` block,
 a tool call as a ``tool_use`` block (its input: the call's JSON when the content is a JSON
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from sessions.capture.importers.anthropic_session import EVENTS, METADATA, TRANSCRIPT
+from transcripts.formats.anthropic_session import EVENTS, METADATA, TRANSCRIPT
 
 CONTENT_TYPE = "application/zip"
 EXTENSION = "zip"

@@ -10,12 +10,12 @@ from django.db import close_old_connections
 
 from memories.capture.record import MemoryDraft, record
 from memoryapp.wsgi import application
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Session
 from teams.models import ApiToken
 from tests.factories import ProjectFactory
+from transcripts.base import ParsedMessage, ParsedSession
 
 ALIVE_ID = "2025-01-15-architect-a7b3c9"
 TRASHED_ID = "2025-01-16-architect-d4e5f6"

@@ -257,7 +257,16 @@ def test_every_environment_variable_the_code_reads_is_in_the_configuration_page(
         r"""(?:env_(?:str|int|bool|list)\(|environ\.get\(|getenv\()\s*["']([A-Z][A-Z0-9_]+)["']"""
     )
     read = set()
-    for folder in ("memoryapp", "memoryapp_client", "sessions", "search", "teams", "web"):
+    for folder in (
+        "memoryapp",
+        "memoryapp_client",
+        "protocol",
+        "sessions",
+        "search",
+        "teams",
+        "transcripts",
+        "web",
+    ):
         for module in (REPO / folder).rglob("*.py"):
             read |= set(reader.findall(module.read_text()))
     assert {"DATABASE_URL", "SECRET_KEY", "PG_SHARED_BUFFERS", "MEMORYAPP_URL"} <= read

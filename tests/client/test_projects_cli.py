@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from memoryapp_client import MemoryClient
 from memoryapp_client.cli import main
-from memoryapp_client.projects import directory_slug, header_value, project_reference, project_slug
+from memoryapp_client.projects import directory_slug, project_reference
+from protocol.directories import header_value, project_slug
 from sessions.enrich import pipeline
 from sessions.models import Session
 from teams.models import ApiToken, Project

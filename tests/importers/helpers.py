@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from sessions.capture.importers.base import ROLES, ParsedSession
+from transcripts.base import ROLES, ParsedSession
 
 # The real sample files sit beside the checkout (../shared/samples), in CI too.
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples"

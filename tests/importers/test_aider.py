@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers.aider import parse_aider
-from sessions.capture.importers.base import ImportFormatError
+from transcripts.base import ImportFormatError
+from transcripts.formats.aider import parse_aider
 
 from .helpers import check_invariants, roles, sample
 

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers.anthropic_session import parse_anthropic_session
-from sessions.capture.importers.base import ImportFormatError
+from transcripts.base import ImportFormatError
+from transcripts.formats.anthropic_session import parse_anthropic_session
 
 from .helpers import FIXTURES, check_invariants, roles
 

@@ -8,9 +8,9 @@ import zipfile
 
 import pytest
 
-from sessions.capture.importers import parse
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.detect import detect_format
+from transcripts import parse
+from transcripts.base import ImportFormatError
+from transcripts.detect import detect_format
 
 from .helpers import check_invariants, fixture
 

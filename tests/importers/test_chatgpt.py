@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.chatgpt import parse_chatgpt
+from transcripts.base import ImportFormatError
+from transcripts.formats.chatgpt import parse_chatgpt
 
 from .helpers import check_invariants, fixture
 

@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.claude_code import parse_claude_code
+from transcripts.base import ImportFormatError
+from transcripts.formats.claude_code import parse_claude_code
 
 from .helpers import check_invariants, fixture, roles, sample
 

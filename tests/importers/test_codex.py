@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.codex import parse_codex
+from transcripts.base import ImportFormatError
+from transcripts.formats.codex import parse_codex
 
 from .helpers import check_invariants, fixture, roles, sample
 

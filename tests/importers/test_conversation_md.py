@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.conversation_md import parse_conversation_md
+from transcripts.base import ImportFormatError
+from transcripts.formats.conversation_md import parse_conversation_md
 
 from .helpers import check_invariants, fixture
 

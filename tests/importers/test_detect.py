@@ -4,8 +4,9 @@ import zipfile
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.detect import FORMAT_NAMES, detect_format
+from transcripts import FORMATS
+from transcripts.base import ImportFormatError
+from transcripts.detect import detect_format
 
 from .helpers import FIXTURES, fixture, sample
 
@@ -100,7 +101,7 @@ def test_unknown_content_lists_the_formats():
         detect_format(b"<html><body>hello</body></html>")
     message = caught.value.message
     assert message.startswith("cannot tell the format")
-    assert all(name in message for name in FORMAT_NAMES)
+    assert all(name in message for name in FORMATS)
 
 
 def test_broken_json_document_says_where():

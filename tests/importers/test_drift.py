@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions.capture.importers import ImportFormatError, parse
+from transcripts import ImportFormatError, parse
 
 from .helpers import FIXTURES, SAMPLES, check_invariants
 

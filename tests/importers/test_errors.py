@@ -2,7 +2,7 @@
 
 import pytest
 
-from sessions.capture.importers import FORMATS, ImportFormatError, parse
+from transcripts import FORMATS, ImportFormatError, parse
 
 # A valid line of each line-oriented format.
 GOOD_LINE = {

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers import ImportFormatError, detect_format, parse
+from transcripts import ImportFormatError, detect_format, parse
 
 from .helpers import FIXTURES, check_invariants
 

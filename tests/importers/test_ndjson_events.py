@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.ndjson_events import parse_events, parse_ndjson_events
+from transcripts.base import ImportFormatError
+from transcripts.formats.ndjson_events import parse_events, parse_ndjson_events
 
 from .helpers import check_invariants
 

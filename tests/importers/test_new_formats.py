@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryapp_client.transcript_files import find_transcripts
-from sessions.capture.importers import ImportFormatError, detect_format, parse, parse_path
-from sessions.capture.importers.cursor import exported_at
+from transcripts import ImportFormatError, detect_format, parse, parse_path
+from transcripts.files import find_transcripts
+from transcripts.formats.cursor import exported_at
 
 from .helpers import FIXTURES, check_invariants
 

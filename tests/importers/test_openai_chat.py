@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.openai_chat import parse_openai_chat
+from transcripts.base import ImportFormatError
+from transcripts.formats.openai_chat import parse_openai_chat
 
 from .helpers import check_invariants, roles, sample
 

@@ -3,7 +3,7 @@
 import json
 import time
 
-from sessions.capture.importers import parse
+from transcripts import parse
 
 LIMIT_SECONDS = 15  # generous for slow CI machines; locally these take 1-3 s
 

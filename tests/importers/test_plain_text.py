@@ -1,7 +1,7 @@
 import pytest
 
-from sessions.capture.importers.base import ImportFormatError
-from sessions.capture.importers.plain_text import parse_plain_text, preprocess_conversation
+from transcripts.base import ImportFormatError
+from transcripts.formats.plain_text import parse_plain_text, preprocess_conversation
 
 from .helpers import check_invariants
 

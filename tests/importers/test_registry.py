@@ -4,37 +4,38 @@ from pathlib import Path
 
 import pytest
 
-from sessions.capture.importers import FORMATS, ImportFormatError, parse, parse_path
-from sessions.capture.importers.detect import FORMAT_NAMES
+from transcripts import FORMATS, ImportFormatError, parse, parse_path
+from transcripts.registry import documentation_table, stored_formats
 
 from .helpers import FIXTURES, SAMPLES, fixture, sample
 
+REPO = Path(__file__).resolve().parents[2]
 
-def test_registry_names_match_detection_and_brief():
-    assert (
-        tuple(FORMATS)
-        == FORMAT_NAMES
-        == (
-            "claude_code",
-            "codex",
-            "aider",
-            "chatgpt",
-            "openai_chat",
-            "anthropic_session",
-            "anthropic_managed_agent",
-            "bmad_session",
-            "ndjson_events",
-            "conversation_md",
-            "plain_text",
-            "gemini_cli",
-            "cursor",
-            "opencode",
-            "memoryapp",
-        )
-    )
-    for name, parser in FORMATS.items():
-        assert callable(parser), name
-        assert not inspect.getmodule(parser).__name__.startswith("django")
+
+def test_every_format_declares_itself_once():
+    """Each module of transcripts.formats is one format, listed by its own position."""
+    positions = [declared.position for declared in FORMATS.values()]
+    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    for name, declared in FORMATS.items():
+        assert declared.name == name
+        assert declared.description and declared.documentation
+        assert callable(declared.parse), name
+        assert not inspect.getmodule(declared.parse).__name__.startswith("django")
+    # Our own export keeps each session's original format: it is no session's source.
+    assert "memoryapp" not in dict(stored_formats())
+
+
+def test_the_docs_table_is_the_registrys():
+    """docs/api.md's table of import formats, as the registry writes it (a new format's
+    module says what goes in its row)."""
+    assert documentation_table() in (REPO / "docs" / "api.md").read_text()
+
+
+def test_sessions_source_format_choices_come_from_the_registry():
+    from sessions.models import Session
+
+    choices = dict(Session._meta.get_field("source_format").choices)
+    assert set(choices) == {"api", *dict(stored_formats())}
 
 
 def test_parse_detects_and_sets_source_format():

@@ -1,6 +1,6 @@
 import pytest
 
-from sessions.capture.importers._render import format_command, render_arguments, render_tool_input
+from transcripts._render import format_command, render_arguments, render_tool_input
 
 
 @pytest.mark.parametrize(

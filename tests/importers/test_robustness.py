@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from sessions.capture.importers import ImportFormatError, parse
+from transcripts import ImportFormatError, parse
 
 from .helpers import FIXTURES, SAMPLES
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from sessions.capture.importers import parse, parse_path
-from sessions.capture.importers.base import ParsedSession
+from transcripts import parse, parse_path
+from transcripts.base import ParsedSession
 
 from .helpers import FIXTURES
 

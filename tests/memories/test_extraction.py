@@ -19,13 +19,13 @@ from memories.models import (
     MemoryLink,
     MemoryStatus,
 )
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import append_messages, capture_session
 from sessions.enrich import pipeline
 from sessions.models import Message, Session
 from teams.models import Role
 from tests.clients import client_for
 from tests.factories import MembershipFactory
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 
@@ -330,7 +330,7 @@ def test_a_real_session_captured_again_restates_its_memories(
 ):
     """Aider's user states rules for the work ("Do NOT use Chart.js."); the same transcript
     captured again as another session adds evidence to the same memories, not new ones."""
-    from sessions.capture.importers import parse_path
+    from transcripts import parse_path
 
     path = shared_dir / "samples" / "aider" / "metadata-aider.chat.history.md"
     sessions = []

@@ -15,8 +15,8 @@ from memories.capture.record import MemoryDraft, agent_state_text, link, record
 from memories.models import LinkKind, Memory, MemoryLink
 from memories.portable.export import export_zip
 from memories.portable.load import import_files, read_upload
-from sessions.capture.importers.base import UnzipLimits
 from tests.factories import ProjectFactory
+from transcripts.base import UnzipLimits
 
 pytestmark = pytest.mark.django_db
 

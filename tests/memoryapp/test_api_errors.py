@@ -253,9 +253,9 @@ def test_statement_errors_are_not_mistaken_for_an_outage():
 
 def test_domain_errors_map_to_their_answers_and_nothing_else_does():
     from core.api_errors import domain_error_response
-    from sessions.capture.importers.base import ImportFormatError
     from sessions.capture.service import CaptureError, QuotaExceeded
     from sessions.forget.lifecycle import LifecycleConflict
+    from transcripts.base import ImportFormatError
 
     trashed = domain_error_response(CaptureError("in the trash", status=409))
     assert (trashed.status_code, trashed.data) == (409, {"detail": "in the trash"})

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.enrich import pipeline
 from teams.access import Access
+from transcripts.base import ParsedMessage, ParsedSession
 
 AUTH = [
     ("user", "The login page keeps rejecting valid users after the upgrade."),

@@ -9,10 +9,10 @@ import pytest
 from django.utils import timezone
 
 from search.context import build_context
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from tests.search.corpus import AUTH, capture, embed_all, project_access
 from tests.search.test_api import client_for
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

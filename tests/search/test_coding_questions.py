@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sessions.capture.importers import parse_path
+from transcripts import parse_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = REPO_ROOT / "bench" / "coding_questions.yaml"

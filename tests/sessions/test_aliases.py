@@ -10,11 +10,11 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import append_messages, capture_session
 from sessions.enrich import aliases, pipeline
 from sessions.models import EnrichmentStatus, Session, SpeakerAlias
 from tests.factories import ProjectFactory
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,6 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.forget.anonymize import AnonymizationConfig, anonymize_session, start_run
 from sessions.models import Message, MessageChunk, Pseudonym, Session
@@ -19,6 +18,7 @@ from teams.models import ApiToken, Role
 from tests.clients import client_for
 from tests.factories import MembershipFactory, MessageFactory, ProjectFactory, SessionFactory
 from tests.waiting import wait_for
+from transcripts.base import ParsedMessage, ParsedSession
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from sessions.api.serializers import (
     SessionCaptureSerializer,
     SessionPatchSerializer,
 )
-from sessions.capture.sanitize import MAX_JSON_DEPTH
 from sessions.models import Message, Session
 from teams.models import ApiToken
+from transcripts.sanitize import MAX_JSON_DEPTH
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,6 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from search.service import SearchRequest, search
-from sessions.capture.importers.base import ParsedMessage
 from sessions.capture.service import append_messages
 from sessions.enrich.chunking import chunk_message, header_for
 from sessions.forget.archive import archive_check
@@ -27,6 +26,7 @@ from tests.search.corpus import AUTH, COOKING, DEPLOY, capture, embed_all, proje
 from tests.search.test_api import client_for
 from tests.waiting import wait_for
 from tests.web.conftest import client_for as browser_for
+from transcripts.base import ParsedMessage
 
 MEANING = "how do we check who is signed in?"  # no word in common with AUTH
 WORDS = "JWT RS256"

@@ -5,12 +5,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions.capture.importers import parse_path
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import append_messages, capture_session
 from sessions.enrich import pipeline
 from sessions.models import Entity, Session
 from tests.factories import ProjectFactory
+from transcripts import parse_path
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

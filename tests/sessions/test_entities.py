@@ -5,9 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from sessions.capture.importers import parse_path
-from sessions.capture.importers._render import render_arguments, render_tool_input
-from sessions.capture.importers.base import ParsedMessage
 from sessions.enrich.entities import (
     CLASS,
     COMMAND,
@@ -22,6 +19,9 @@ from sessions.enrich.entities import (
     extract_session,
     normalize,
 )
+from transcripts import parse_path
+from transcripts._render import render_arguments, render_tool_input
+from transcripts.base import ParsedMessage
 
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples"
 

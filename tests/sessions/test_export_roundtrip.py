@@ -17,13 +17,13 @@ from rest_framework.test import APIClient
 
 from memories.capture.record import Evidence, MemoryDraft, link, record
 from memories.models import Memory, MemoryLink
-from sessions.capture.importers import detect_format
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.forget.export import FORMATS
 from sessions.models import Message, Session
 from teams.models import Role
 from tests.factories import MembershipFactory, ProjectFactory, TeamFactory
+from transcripts import detect_format
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 VECTOR = np.ones(384, dtype=np.float32) / np.sqrt(384)

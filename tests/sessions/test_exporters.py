@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import yaml
 
-from sessions.capture.importers.conversation_md import parse_conversation_md
 from sessions.forget.export import FORMATS, export_session, iter_export
 from sessions.models import Message, Session
 from teams.models import Project
+from transcripts.formats.conversation_md import parse_conversation_md
 
 PLUS_TWO = timezone(timedelta(hours=2))
 ARABIC = "مرحبا بالعالم"

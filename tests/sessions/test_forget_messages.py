@@ -10,7 +10,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.enrich import pipeline
 from sessions.enrich import session as enrich_module
@@ -19,6 +18,7 @@ from sessions.forget.messages import MessageAlreadyRemoved, remove_message
 from sessions.models import DeletionRecord, Entity, Message, MessageChunk, Session
 from tests.factories import ProjectFactory
 from tests.traces import rows_holding
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,9 @@ import zipfile
 import pytest
 from rest_framework.test import APIClient
 
-from sessions.capture.importers import ImportFormatError, ImportTooLarge, UnzipLimits, parse
 from sessions.models import Message, Session
 from teams.models import ApiToken
+from transcripts import ImportFormatError, ImportTooLarge, UnzipLimits, parse
 
 pytestmark = pytest.mark.django_db
 
@@ -164,7 +164,7 @@ def test_an_archive_lying_about_sizes_never_inflates_past_what_it_declares():
 
 def test_reading_stops_one_chunk_past_a_limit():
     """The check runs as the file is read, not only on what the archive declares."""
-    from sessions.capture.importers import anthropic_session
+    from transcripts.formats import anthropic_session
 
     data = folders_zip({"s/transcript.jsonl": transcript(20_000, "x")})
     limits = UnzipLimits(member_bytes=2 * MiB, total_bytes=100 * MiB, ratio=1000)

@@ -13,7 +13,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import (
     BEFORE,
     CONTEXT_SQL,
@@ -23,6 +22,7 @@ from sessions.capture.keyword_context import (
 )
 from sessions.capture.service import append_messages, capture_session
 from sessions.models import SEARCH_CONFIG, Message, Session
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

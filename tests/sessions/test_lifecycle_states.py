@@ -18,7 +18,6 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from sessions.capture.importers.base import ParsedMessage
 from sessions.capture.service import append_messages
 from sessions.forget import access
 from sessions.forget.archive import archive_check
@@ -26,6 +25,7 @@ from sessions.forget.lifecycle import soft_delete
 from sessions.models import Lifecycle, Session
 from tests.factories import ProjectFactory, SessionFactory
 from tests.reads import flush_reads, forget_reads
+from transcripts.base import ParsedMessage
 
 ORDER = [Lifecycle.ACTIVE, Lifecycle.IDLE, Lifecycle.DECAYING, Lifecycle.ARCHIVED]
 SESSIONS = 3

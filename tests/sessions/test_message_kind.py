@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from sessions.capture.importers import parse_path
 from sessions.capture.message_kind import CONSOLE, INJECTED, PROSE, TOOL_OUTPUT, kind_of
 from sessions.models import Message
 from teams.models import ApiToken
+from transcripts import parse_path
 
 AIDER_BANNER = """\
 No git repo found, create one to track aider's changes (recommended)? (Y)es/(N)o [Yes]: y
@@ -233,8 +233,8 @@ def test_the_data_migration_classifies_rows_captured_before_kinds(project):
 
     from django.apps import apps
 
-    from sessions.capture.importers.base import ParsedMessage, ParsedSession
     from sessions.capture.service import capture_session
+    from transcripts.base import ParsedMessage, ParsedSession
 
     migration = import_module("sessions.migrations.0014_classify_message_kinds")
     session = capture_session(

@@ -12,7 +12,6 @@ from django.db.models import Count
 
 from memoryapp.celery import app as celery_app
 from memoryapp.local import embedded
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.enrich.chunking import chunk_message, header_for
 from sessions.models import Message, MessageChunk, Session
@@ -20,6 +19,7 @@ from sessions.tasks import sweep
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
 from tests.factories import ProjectFactory
 from tests.waiting import wait_for
+from transcripts.base import ParsedMessage, ParsedSession
 
 
 def capture(project, name, count):

@@ -15,12 +15,12 @@ from django.core.management import CommandError, call_command
 
 from memories.capture.record import Evidence, MemoryDraft, link, record
 from memories.models import Memory, MemoryLink
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.models import Message, Session
 from teams.models import Project
 from tests.factories import ProjectFactory, TeamFactory
 from tests.sessions.test_export_roundtrip import comparable
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 VECTOR = np.ones(384, dtype=np.float32) / np.sqrt(384)

@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import (
     CompactionFailed,
     QuotaExceeded,
@@ -25,6 +24,7 @@ from sessions.forget.size import size_breakdown
 from sessions.models import Entity, Message, MessageChunk, Session
 from teams.models import ApiToken, QuotaAction
 from tests.factories import ProjectFactory
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

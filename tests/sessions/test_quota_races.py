@@ -11,7 +11,6 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.forget.compaction import compact_on_request
 from sessions.models import Message, MessageChunk
@@ -23,6 +22,7 @@ from tests.sessions.test_capture_races import (
     race_worker,  # noqa: F401 (a fixture)
 )
 from tests.waiting import wait_for
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from search import keyword
 from search.service import searched_filters
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.keyword_context import RANKING_DOCUMENT
 from sessions.capture.service import append_messages, capture_session
 from sessions.filters import Filters
@@ -26,6 +25,7 @@ from sessions.forget.messages import remove_message
 from sessions.models import Message, Session
 from teams.access import Access
 from tests.factories import ProjectFactory
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

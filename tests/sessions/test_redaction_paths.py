@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import capture_session
 from sessions.models import Session
 from tests.factories import ProjectFactory
 from tests.redaction_inputs import EMAIL, REDACTED, SAID, TOKEN
 from tests.search.test_api import client_for
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.personal_data import find_emails, find_ips, find_phones
 from sessions.capture.redaction import RedactionPolicy
 from sessions.capture.service import capture_session
 from tests.factories import ProjectFactory
+from transcripts.base import ParsedMessage, ParsedSession
 
 TEXT = "Reach me at ana.lima@example.com or +1 202 456 1111. Key sk-ant-abcdefghijklmnopqrstuvwxyz"
 

@@ -1,10 +1,10 @@
-"""sessions.capture.sanitize: NUL out of text and JSON, strict UTF-8 with a usable error.
+"""transcripts.sanitize: NUL out of text and JSON, strict UTF-8 with a usable error.
 
 No database."""
 
 import pytest
 
-from sessions.capture.sanitize import (
+from transcripts.sanitize import (
     MAX_JSON_DEPTH,
     InvalidUTF8Error,
     clean_json,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import append_messages, capture_session
 from sessions.models import EMBEDDING_DIMENSIONS, Session
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from sessions.capture.importers.openai_chat import parse_openai_chat
-from sessions.capture.shell_tools import is_shell_tool
 from sessions.enrich.entities import COMMAND, extract_session
 from sessions.enrich.summary import summarize
+from transcripts.formats.openai_chat import parse_openai_chat
+from transcripts.shell_tools import is_shell_tool
 
 
 def openai_session(tool_name: str, command: str, output: str) -> list:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from sessions.capture.importers import parse_path
 from sessions.enrich.summary import (
     SummaryError,
     llm_summary,
@@ -22,6 +21,7 @@ from sessions.enrich.summary import (
     summarize_with_fallback,
 )
 from tests.llm_stub import ChatServer
+from transcripts import parse_path
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 SAMPLES = SHARED / "samples"

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sessions.capture.importers import parse_path
 from sessions.enrich.text import STOPWORDS
 from sessions.enrich.topics import derive_topics
+from transcripts import parse_path
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 

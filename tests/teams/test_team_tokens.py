@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
-from memoryapp_client.projects import DIRECTORY_HEADER
+from protocol.directories import DIRECTORY_HEADER
 from sessions.models import Session
 from teams.models import ApiToken, Project, Role
 from tests.clients import client_for

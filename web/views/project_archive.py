@@ -16,9 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from sessions.backup.export import write_archive
 from sessions.backup.load import import_archive
 from sessions.backup.manifest import ArchiveRefused
-from sessions.capture.importers.base import ImportFormatError
 from sessions.capture.service import CaptureError
 from teams.models import Project, Role
+from transcripts.base import ImportFormatError
 from web.scope import Workspace, team_required
 
 

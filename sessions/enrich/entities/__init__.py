@@ -6,7 +6,7 @@ Public API:
 - ``extract_from_text(text)``: ``[(type, value, start, end), ...]`` in Markdown-ish prose with
   fenced code blocks; offsets index ``text``.
 - ``extract_from_message(role, content, tool_name="", metadata=None)``: the same for one
-  message, aware of how the importers render tool calls (``sessions/capture/importers/_render.py``):
+  message, aware of how the importers render tool calls (``transcripts/_render.py``):
   a shell call's content is its command (first line -> COMMAND, plus the files, URLs and
   installed packages in it), an Edit/Write/Read call's first line names the file, a tool
   result is tool output (no ``name()`` mentions there: a dumped source file is full of calls).

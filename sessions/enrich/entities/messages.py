@@ -1,12 +1,11 @@
 """Entities of one message, aware of how the importers render tool calls
-(``sessions/capture/importers/_render.py``)."""
+(``transcripts/_render.py``)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from sessions.capture.shell_tools import is_shell_tool
 from sessions.enrich.entities.commands import clip_command
 from sessions.enrich.entities.kinds import COMMAND, FILE, PACKAGE, URL, Found
 from sessions.enrich.entities.packages import package_from_word
@@ -14,6 +13,7 @@ from sessions.enrich.entities.regions import scan_region, scan_shell, scan_text
 from sessions.enrich.entities.scan import LINES, Scan
 from sessions.enrich.entities.urls import scan_urls
 from sessions.enrich.text import word_set
+from transcripts.shell_tools import is_shell_tool
 
 
 def extract_from_text(text: str) -> list[Found]:

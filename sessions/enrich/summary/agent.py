@@ -13,7 +13,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessions.capture.shell_tools import is_shell_tool
 from sessions.enrich.summary.render import short_command, short_path
 from sessions.enrich.summary.textrank import (
     FILLER,
@@ -35,6 +34,7 @@ from sessions.enrich.summary.tool_calls import (
 )
 from sessions.enrich.text import capitalize, content_words, fit_words, prose_sentences, strip_end
 from sessions.enrich.transcript import attr, is_injected, metadata_of
+from transcripts.shell_tools import is_shell_tool
 
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|hiya|howdy|good (?:morning|afternoon|evening)|greetings|thanks?"

@@ -2,7 +2,7 @@
 status of a call's result.
 
 Edits come from ``Edit``/``Write``-style calls, ``apply_patch`` patches and fields like
-``path:``; commands from shell calls (``sessions.capture.shell_tools``), ranked so that test,
+``path:``; commands from shell calls (``transcripts.shell_tools``), ranked so that test,
 build, install and commit commands come first and read-only ones (``ls``, ``cat``, ``sed
 -n``) last. A test run is a shell call whose command runs a test tool (pytest, jest, go test,
 cargo test, ...); its status is read from the result: pytest/jest/cargo/unittest counts

@@ -13,10 +13,10 @@ from rich.table import Table
 
 from sessions.backup.load import import_archive
 from sessions.backup.manifest import ArchiveRefused
-from sessions.capture.importers.base import ImportFormatError
 from sessions.capture.service import CaptureError
 from sessions.management.console import archive_arguments, progress_bar
 from teams.models import Project, Team
+from transcripts.base import ImportFormatError
 
 
 class Command(BaseCommand):

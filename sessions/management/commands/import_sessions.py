@@ -9,11 +9,11 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.table import Table
 
-from memoryapp_client.transcript_files import UNKNOWN_FORMAT, find_transcripts
-from sessions.capture.importers import ImportFormatError, detect_format, parse, parse_path
 from sessions.capture.service import CaptureError, capture_sessions
 from sessions.management.console import progress_bar
 from teams.services import ensure_team_and_project
+from transcripts import FORMATS, ImportFormatError, detect_format, parse, parse_path
+from transcripts.files import UNKNOWN_FORMAT, find_transcripts
 
 
 class Command(BaseCommand):
@@ -31,7 +31,9 @@ class Command(BaseCommand):
         parser.add_argument("--team", default="demo", help="team slug (created if missing)")
         parser.add_argument("--project", default="demo", help="project slug (created if missing)")
         parser.add_argument(
-            "--format", default=None, help="force a format instead of detecting it per file"
+            "--format",
+            default=None,
+            help=f"force a format instead of detecting it per file: {', '.join(FORMATS)}",
         )
 
     def handle(self, *args, paths, team, project, format, **options):

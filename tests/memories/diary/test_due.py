@@ -15,10 +15,10 @@ from memories.diary import due
 from memories.diary.distill import distill_day
 from memories.diary.models import DiaryDue, DiaryEntry
 from memories.tasks import distill_due_diaries
-from sessions.capture.importers.base import ParsedMessage, ParsedSession
 from sessions.capture.service import append_messages, capture_session
 from sessions.forget.lifecycle import restore, soft_delete
 from tests.memories.diary.conftest import DAY
+from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db
 

@@ -31,12 +31,14 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._json import expect, get_str, iter_json_lines
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._json import expect, get_str, iter_json_lines
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "ndjson_events"
+NAME = "ndjson_events"
 
 _SENDERS = {
     "user": "user",
@@ -93,7 +95,7 @@ def _group(numbered: Iterable[tuple[int, Any]]) -> list[ParsedSession]:
         session = sessions.get(session_id)
         if session is None:
             session = sessions[session_id] = ParsedSession(
-                source_format=FORMAT,
+                source_format=NAME,
                 external_id=session_id,
                 agent_name=char_id,
                 user_name=person_id,
@@ -132,6 +134,29 @@ def parse_ndjson_events(data: bytes) -> list[ParsedSession]:
     text = decode_text(data)
     require_text(text)
     return _group(iter_json_lines(text))
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    return 40 if "sender" in obj and "session_id" in obj and "text" in obj else 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    return 30 if NAME in sample.owners else 0
+
+
+def _named_like(name: str) -> bool:
+    return name.endswith(".ndjson")
+
+
+FORMAT = Format(
+    name=NAME,
+    position=9,
+    description="NDJSON chat events",
+    documentation=("chat event logs, one JSON event per line (as `POST /api/v1/events` takes)"),
+    parse=parse_ndjson_events,
+    recognition=Recognition(record=_claims_record, lines=_claims_lines, filename=_named_like),
+    label="NDJSON events",
+)
 
 
 __all__ = ["parse_events", "parse_ndjson_events"]

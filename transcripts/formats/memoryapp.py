@@ -19,15 +19,18 @@ computed again by the instance that imports.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from ._common import parse_timestamp
-from ._json import expect, get_dict, get_str, iter_json_lines, json_type, loads_json
-from ._text import decode_text, require_text
-from ._yaml import load_yaml
-from .base import ROLES, STATUSES, ImportFormatError, ParsedMessage, ParsedSession
+from .._common import parse_timestamp
+from .._json import expect, get_dict, get_str, iter_json_lines, json_type, loads_json
+from .._text import decode_text, require_text
+from .._yaml import load_yaml
+from ..base import ROLES, STATUSES, ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "memoryapp"
+NAME = "memoryapp"
 # Message kinds (sessions.models.MessageKind; importers do not import Django).
 KINDS = ("prose", "injected", "console", "tool_output")
 _RESERVED = {"session", "messages", "type"}
@@ -190,6 +193,38 @@ def is_memoryapp_document(document: Any) -> bool:
 def is_memoryapp_record(record: dict[str, Any]) -> bool:
     """The first line of our JSONL export."""
     return record.get("type") == "session" and "agent_name" in record
+
+
+_MEMORYAPP_YAML = re.compile(r"\Asession:[ \t]*\r?\n[ \t]+id:")
+
+
+def _claims_document(sample: Sample) -> int:
+    # The first claim: our export (or its JSON Lines, one line long) is nobody else's.
+    document = sample.document
+    ours = is_memoryapp_document(document) or (
+        isinstance(document, dict) and is_memoryapp_record(document)
+    )
+    return 100 if ours else 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    return 100 if is_memoryapp_record(sample.records[0]) else 0
+
+
+def _claims_text(sample: Sample) -> int:
+    return 60 if _MEMORYAPP_YAML.match(sample.head) else 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=15,
+    description="a memoryapp session export (JSON, JSONL or YAML)",
+    documentation=(
+        "our own session export as JSON, JSON Lines or YAML ([export formats](#export-formats))"
+    ),
+    parse=parse_memoryapp,
+    recognition=Recognition(document=_claims_document, lines=_claims_lines, text=_claims_text),
+)
 
 
 __all__ = ["message_from_record", "parse_memoryapp", "session_from_record"]

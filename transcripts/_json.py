@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from sessions.capture.sanitize import (
+from transcripts.sanitize import (
     MAX_JSON_DEPTH,
     NonFiniteNumber,
     clean_json,

@@ -36,14 +36,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._drift import skip
-from ._json import expect, get_str, iter_json_lines, loads_json
-from ._render import render_arguments, render_blocks, tool_call_message, tool_result_message
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._drift import skip
+from .._flavour import message_flavour
+from .._json import expect, get_str, iter_json_lines, loads_json
+from .._render import render_arguments, render_blocks, tool_call_message, tool_result_message
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "openai_chat"
+NAME = "openai_chat"
 
 _ROLE_MAP = {
     "system": "system",
@@ -190,7 +193,7 @@ def _session(item: Any, where: str) -> ParsedSession:
     if isinstance(item, list):
         messages = _messages(item, where)
         started, ended = time_bounds(messages)
-        return ParsedSession(FORMAT, messages=messages, started_at=started, ended_at=ended)
+        return ParsedSession(NAME, messages=messages, started_at=started, ended_at=ended)
     expect(
         item, dict, "expected a list of messages or an object with 'messages'", field=where or None
     )
@@ -219,7 +222,7 @@ def _session(item: Any, where: str) -> ParsedSession:
     skip = {key, "title", "agent_name", *_ID_KEYS}
     started, ended = time_bounds(messages)
     return ParsedSession(
-        FORMAT,
+        NAME,
         messages=messages,
         external_id=external_id,
         title=get_str(item, "title", field=f"{prefix}title"),
@@ -264,6 +267,44 @@ def parse_openai_chat(data: bytes) -> list[ParsedSession]:
     if all(_is_message(item) for item in document):
         return [_session(document, "")]
     return [_session(item, f"[{i}]") for i, item in enumerate(document)]
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    return 20 if "traj" in obj or isinstance(obj.get("messages"), list) else 0
+
+
+def _claims_document(sample: Sample) -> int:
+    """A JSON list of messages is the chat-completions shape; one bare message is OpenAI's
+    when its fields show it (else Anthropic's, which owns bare messages)."""
+    document = sample.document
+    if isinstance(document, list) and document:
+        first = document[0]
+        if isinstance(first, list):
+            return 50
+        if isinstance(first, dict) and sample.owner(first) in (NAME, "anthropic_session"):
+            return 50
+    if isinstance(document, dict) and sample.owner(document) == "anthropic_session":
+        return 50 if message_flavour([document]) == NAME else 0
+    return 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    if NAME in sample.owners:
+        return 10
+    if "anthropic_session" in sample.owners and message_flavour(sample.records) == NAME:
+        return 5  # bare messages, the last JSON Lines resort: see anthropic_session
+    return 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=5,
+    description="OpenAI chat-completions messages JSON",
+    documentation=("OpenAI chat-completions message lists"),
+    parse=parse_openai_chat,
+    recognition=Recognition(record=_claims_record, document=_claims_document, lines=_claims_lines),
+    label="OpenAI chat messages",
+)
 
 
 __all__ = ["parse_openai_chat"]

@@ -40,10 +40,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._drift import skip
-from ._json import expect, get_dict, get_str, iter_json_lines, loads_json, tag
-from ._render import (
+from .._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._drift import skip
+from .._json import expect, get_dict, get_str, iter_json_lines, loads_json, tag
+from .._render import (
     dumps,
     format_command,
     render_arguments,
@@ -51,10 +51,12 @@ from ._render import (
     tool_call_message,
     tool_result_message,
 )
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "codex"
+NAME = "codex"
 AGENT_NAME = "codex"
 
 _ENVELOPE_TYPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
@@ -283,7 +285,7 @@ def parse_codex(data: bytes) -> list[ParsedSession]:
         metadata["models"] = distinct(rollout.models)
     return [
         ParsedSession(
-            source_format=FORMAT,
+            source_format=NAME,
             messages=messages,
             external_id=rollout.meta.get("id", ""),
             title=rollout.title,
@@ -382,6 +384,44 @@ def _output(rollout: _Rollout, payload: dict[str, Any], line: int, when: datetim
             name, content, call_id=call_id, client_id=client_id, timestamp=when, metadata=meta
         )
     )
+
+
+_CODEX_TYPES = {"session_meta", "turn_context", "response_item", "event_msg"}
+_CODEX_ITEMS = {"function_call", "function_call_output", "reasoning", "custom_tool_call"}
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    kind = tag(obj)
+    if kind in _CODEX_TYPES and isinstance(obj.get("payload"), dict):
+        return 60
+    if "record_type" in obj or ("instructions" in obj and "id" in obj and "timestamp" in obj):
+        return 60
+    if kind in _CODEX_ITEMS and "payload" not in obj:
+        return 60  # early rollouts wrote bare Responses API items
+    if kind == "message" and isinstance(obj.get("content"), list):
+        parts = {tag(p) for p in obj["content"] if isinstance(p, dict)}
+        if parts & {"input_text", "output_text"}:
+            return 60
+    return 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    return 70 if NAME in sample.owners else 0  # first among the JSON Lines formats
+
+
+def _named_like(name: str) -> bool:
+    return name.startswith("rollout-") and name.endswith(".jsonl")
+
+
+FORMAT = Format(
+    name=NAME,
+    position=2,
+    description="Codex rollout JSONL",
+    documentation=("OpenAI Codex rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`)"),
+    parse=parse_codex,
+    recognition=Recognition(record=_claims_record, lines=_claims_lines, filename=_named_like),
+    label="OpenAI Codex rollout",
+)
 
 
 __all__ = ["parse_codex"]

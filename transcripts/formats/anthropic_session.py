@@ -41,12 +41,14 @@ import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._drift import skip
-from ._json import expect, get_str, iter_json_lines, json_type, loads_json, tag
-from ._render import (
+from .._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._drift import skip
+from .._flavour import is_chat_message, message_flavour
+from .._json import expect, get_str, iter_json_lines, json_type, loads_json, tag
+from .._render import (
     describe_block,
     render_arguments,
     render_blocks,
@@ -54,8 +56,8 @@ from ._render import (
     tool_call_message,
     tool_result_message,
 )
-from ._text import decode_text, require_text
-from .base import (
+from .._text import decode_text, require_text
+from ..base import (
     STATUSES,
     ImportFormatError,
     ImportTooLarge,
@@ -63,9 +65,11 @@ from .base import (
     ParsedSession,
     UnzipLimits,
 )
+from ..format import Format, Recognition
+from ..sample import Sample
 from .memoryapp import message_from_record, session_from_record
 
-FORMAT = "anthropic_session"
+NAME = "anthropic_session"
 DEFAULT_AGENT = "amplifier"
 TRANSCRIPT, METADATA, EVENTS = "transcript.jsonl", "metadata.json", "events.jsonl"
 
@@ -317,7 +321,7 @@ def _session_from_files(
         ) from None
     messages = builder.messages
     ensure_unique_client_ids(messages)
-    session = ParsedSession(source_format=FORMAT, messages=messages)
+    session = ParsedSession(source_format=NAME, messages=messages)
     used: set[str] = set()
     for attribute, keys in _META_MAP.items():
         key = next((k for k in keys if meta.get(k) not in (None, "")), None)
@@ -486,6 +490,59 @@ def parse_anthropic_session(
     if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
         return _group(unzip(raw, unzip_limits or UnzipLimits()))
     return [_session_from_files("", raw, None, None)]
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    # A bare chat message: the lowest claim, and OpenAI's instead when its fields show it
+    # (openai_chat's document and lines scores).
+    return 10 if is_chat_message(obj) else 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    if NAME in sample.owners and message_flavour(sample.records) != "openai_chat":
+        return 5
+    return 0
+
+
+def _claims_archive(data: bytes) -> int:
+    return 1  # any zip: below BMAD's, whose archives hold a conversation.md
+
+
+def _named_like(name: str) -> bool:
+    return name == TRANSCRIPT
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    """A session folder's files as ``parse_anthropic_session`` takes them."""
+    return {
+        f"{folder.name}/{name}": (folder / name).read_bytes()
+        for name in (TRANSCRIPT, METADATA, EVENTS)
+        if (folder / name).is_file()
+    }
+
+
+def _read_path(path: Path, data: bytes) -> list[ParsedSession]:
+    if path.name == TRANSCRIPT:
+        # A transcript.jsonl read on its own still has its folder's other files beside it.
+        return parse_anthropic_session(folder_files(path.parent))
+    return parse_anthropic_session(data)
+
+
+FORMAT = Format(
+    name=NAME,
+    position=6,
+    description="Anthropic session folder (zip or transcript.jsonl)",
+    documentation=(
+        "a zip of session folders, each with `transcript.jsonl` (Anthropic Messages API "
+        "messages), `metadata.json` and `events.jsonl`"
+    ),
+    parse=parse_anthropic_session,
+    recognition=Recognition(
+        record=_claims_record, lines=_claims_lines, archive=_claims_archive, filename=_named_like
+    ),
+    label="Anthropic session folder",
+    read_path=_read_path,
+)
 
 
 __all__ = ["parse_anthropic_session"]

@@ -35,20 +35,22 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._drift import skip
-from ._json import expect, get_str, iter_json_lines, loads_json, tag
-from ._render import (
+from .._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._drift import skip
+from .._json import expect, get_str, iter_json_lines, loads_json, tag
+from .._render import (
     describe_block,
     dumps,
     render_tool_input,
     tool_call_message,
     tool_result_message,
 )
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "gemini_cli"
+NAME = "gemini_cli"
 AGENT_NAME = "gemini-cli"
 _NOTICES = {"info", "warning", "error"}
 _FAILED = {"error", "cancelled"}
@@ -221,7 +223,7 @@ def _session(meta: dict[str, Any], chat: _Chat) -> ParsedSession:
     if chat.usage:
         metadata["usage"] = dict(chat.usage)
     return ParsedSession(
-        source_format=FORMAT,
+        source_format=NAME,
         messages=messages,
         external_id=tag(meta, "sessionId"),
         title=tag(meta, "summary"),
@@ -323,7 +325,7 @@ def _checkpoint(history: list[Any]) -> ParsedSession:
         messages += produced
     ensure_unique_client_ids(messages)
     return ParsedSession(
-        source_format=FORMAT,
+        source_format=NAME,
         messages=messages,
         agent_name=AGENT_NAME,
         metadata={"checkpoint": True},
@@ -349,6 +351,33 @@ def parse_gemini_cli(data: bytes) -> list[ParsedSession]:
             "'projectHash' (a chat recording) and is not a list of {role, parts} (a checkpoint)"
         )
     return [_recording(document)]
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    # Above Claude Code's claim: Gemini's records carry a 'sessionId' too.
+    gemini = is_chat_record(obj) or is_checkpoint_entry(obj)
+    return 80 if gemini or (tag(obj) == "gemini" and "content" in obj) else 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    return 60 if NAME in sample.owners else 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=12,
+    description="Gemini CLI chat recording (chats/session-*.json/.jsonl) or checkpoint",
+    documentation=(
+        "Gemini CLI sessions from `~/.gemini/tmp/<project hash>/`: chat recordings "
+        "`chats/session-*.json` and `.jsonl` (rewinds and metadata updates applied) and `/chat "
+        "save` checkpoints (`checkpoint-*.json`); thoughts, tool calls with their results, "
+        "models and token counts. The `logs.json` beside `chats/` holds the prompts alone and "
+        "is left out when a folder is imported"
+    ),
+    parse=parse_gemini_cli,
+    recognition=Recognition(record=_claims_record, lines=_claims_lines),
+    label="Gemini CLI session",
+)
 
 
 __all__ = ["is_chat_record", "is_checkpoint_entry", "parse_gemini_cli"]

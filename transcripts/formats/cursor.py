@@ -37,10 +37,12 @@ import hashlib
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "cursor"
+NAME = "cursor"
 AGENT_NAME = "cursor"
 EXPORT_LINE = re.compile(
     r"^_Exported on (?P<when>.+?) from Cursor \((?P<version>[^)]*)\)_\s*$", re.MULTILINE
@@ -50,6 +52,7 @@ _WHEN = re.compile(
     r"^(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<year>\d{4}) at (?P<h>\d{1,2}):(?P<m>\d\d):(?P<s>\d\d)"
     r"(?:\s*(?P<ampm>[AP]M))?\s*(?P<zone>GMT(?P<offset>[+-]\d{1,2}(?::?\d\d)?)?|[A-Z]{2,4})?$"
 )
+
 _ZONES = {
     "UTC": 0,
     "GMT": 0,
@@ -132,7 +135,7 @@ def parse_cursor(data: bytes) -> list[ParsedSession]:
     digest = hashlib.sha256(f"{title}\x1f{header[0]}".encode()).hexdigest()[:16]
     return [
         ParsedSession(
-            source_format=FORMAT,
+            source_format=NAME,
             messages=messages,
             external_id=f"cursor-{digest}",
             title=title,
@@ -141,6 +144,25 @@ def parse_cursor(data: bytes) -> list[ParsedSession]:
             metadata={"exported_at": header["when"], "cursor_version": header["version"]},
         )
     ]
+
+
+def _claims_text(sample: Sample) -> int:
+    return 50 if is_cursor_export(sample.head) else 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=13,
+    description="Cursor chat exported as Markdown",
+    documentation=(
+        'a Cursor chat exported as Markdown ("Export Chat": `# title`, `_Exported on … from '
+        "Cursor (…)_`, `**User**` / `**Cursor**` turns); the export has one time, kept as the "
+        "session's end"
+    ),
+    parse=parse_cursor,
+    recognition=Recognition(text=_claims_text),
+    label="Cursor chat export",
+)
 
 
 __all__ = ["exported_at", "is_cursor_export", "parse_cursor"]

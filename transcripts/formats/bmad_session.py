@@ -24,13 +24,14 @@ from typing import Any
 
 import yaml
 
-from ._common import parse_timestamp
-from ._text import decode_text
+from .._common import parse_timestamp
+from .._text import decode_text
+from ..base import ImportFormatError, ParsedSession, UnzipLimits
+from ..format import Format, Recognition
 from .anthropic_session import unzip
-from .base import ImportFormatError, ParsedSession, UnzipLimits
 from .conversation_md import parse_conversation_md
 
-FORMAT = "bmad_session"
+NAME = "bmad_session"
 CONVERSATION = "conversation.md"
 METADATA_YAML = "metadata.yaml"
 MEMORY_FILES = (
@@ -41,6 +42,7 @@ MEMORY_FILES = (
     "facts.yaml",
     "relationships.yaml",
 )
+
 AGENT_STATES = "agent-states"
 
 
@@ -117,7 +119,7 @@ def _session(folder: str, parts: dict[str, bytes]) -> ParsedSession | None:
         memory_files[name] = decode_text(content)
     if memory_files:
         session.metadata["memory_files"] = memory_files
-    session.source_format = FORMAT
+    session.source_format = NAME
     session.external_id = session.external_id or posixpath.basename(folder)
     return session
 
@@ -139,6 +141,27 @@ def _apply_metadata(session: ParsedSession, document: Any) -> None:
         for key in ("project_name", "project_phase", "primary_topic"):
             if isinstance(context.get(key), str):
                 session.metadata[key] = context[key]
+
+
+def _claims_archive(data: bytes) -> int:
+    return 2 if is_bmad_archive(data) else 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=8,
+    description="BMAD session folders, zipped (conversation.md, metadata.yaml, memory files)",
+    documentation=(
+        "a zip of BMAD session folders, each with `conversation.md` (read as "
+        "`conversation_md`), `metadata.yaml` (the session id, start, tags) and its memory files"
+        " (`decisions.yaml`, `findings.yaml`, `preferences.yaml`, `agent-states/*.yaml`, …), "
+        "which become the session's memories when it is extracted "
+        "([memories.md](memories.md#what-an-imported-transcript-states))"
+    ),
+    parse=parse_bmad_session,
+    recognition=Recognition(archive=_claims_archive),
+    label="BMAD session folder",
+)
 
 
 __all__ = ["is_bmad_archive", "parse_bmad_session"]

@@ -39,13 +39,16 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from ._common import parse_timestamp
-from ._text import decode_text, require_text, split_lines
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._common import parse_timestamp
+from .._text import decode_text, require_text, split_lines
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "aider"
+NAME = "aider"
 AGENT_NAME = "aider"
 
 # A session's header in the chat history, and an entry's header in the input history.
@@ -270,7 +273,7 @@ def _build_session(
                 message.author = model
                 message.metadata["model"] = model
     session = ParsedSession(
-        source_format=FORMAT,
+        source_format=NAME,
         messages=messages,
         external_id=f"aider:{start.replace(tzinfo=None).isoformat()}" if start else "",
         agent_name=AGENT_NAME,
@@ -330,6 +333,41 @@ def parse_aider(data: bytes, *, input_history: bytes | str | None = None) -> lis
                 session.external_id += f"#{count}"
         sessions.append(session)
     return sessions
+
+
+_AIDER = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d", re.MULTILINE)
+
+
+def _claims_text(sample: Sample) -> int:
+    return 40 if _AIDER.search(sample.head) or sample.name.endswith("chat.history.md") else 0
+
+
+def _input_history_beside(path: Path) -> Path | None:
+    """``.aider.input.history`` beside ``.aider.chat.history.md`` (same prefix)."""
+    name = path.name
+    if not name.endswith("chat.history.md"):
+        return None
+    sibling = path.with_name(name[: -len("chat.history.md")] + "input.history")
+    return sibling if sibling.is_file() else None
+
+
+def _read_path(path: Path, data: bytes) -> list[ParsedSession]:
+    history = _input_history_beside(path)
+    return parse_aider(data, input_history=history.read_bytes() if history else None)
+
+
+FORMAT = Format(
+    name=NAME,
+    position=3,
+    description=".aider.chat.history.md",
+    documentation=(
+        "Aider chat history Markdown (`.aider.chat.history.md`), many sessions per file"
+    ),
+    parse=parse_aider,
+    recognition=Recognition(text=_claims_text),
+    label="Aider chat history",
+    read_path=_read_path,
+)
 
 
 __all__ = ["parse_aider"]

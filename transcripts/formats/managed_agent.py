@@ -42,14 +42,16 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from ._common import ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._drift import skip
-from ._json import expect, get_str, iter_json_lines, json_type, loads_json, tag
-from ._render import render_blocks, render_tool_input, tool_call_message, tool_result_message
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._common import ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._drift import skip
+from .._json import expect, get_str, iter_json_lines, json_type, loads_json, tag
+from .._render import render_blocks, render_tool_input, tool_call_message, tool_result_message
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "anthropic_managed_agent"
+NAME = "anthropic_managed_agent"
 AGENT_NAME = "claude-managed-agent"
 DOMAINS = ("user.", "agent.", "session.", "span.", "system.")
 
@@ -224,7 +226,7 @@ class _Log:
         if self.stop_reason:
             metadata["stop_reason"] = self.stop_reason
         return ParsedSession(
-            source_format=FORMAT,
+            source_format=NAME,
             messages=self.messages,
             external_id=self.session_id or self.first_id,
             agent_name=AGENT_NAME,
@@ -275,6 +277,40 @@ def parse_managed_agent(data: bytes) -> list[ParsedSession]:
             "'type' such as agent.message, user.message or session.status_idle"
         )
     return [log.session()]
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    """The first claim: an event, or a page of the API's events (``{"data": [...]}``)."""
+    events = obj.get("data")
+    page = (
+        isinstance(events, list)
+        and events
+        and all(isinstance(e, dict) and is_event(e) for e in events[:5])
+    )
+    return 90 if is_event(obj) or page else 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    return 40 if NAME in sample.owners else 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=7,
+    description="Claude Managed Agents session event log (JSONL or JSON)",
+    documentation=(
+        "a Claude Managed Agents session's event log: JSON Lines of exported events `{role, "
+        "kind, time, content, tool, raw}` (`raw` the API event), or the API's own events (`GET "
+        '/v1/sessions/{id}/events`) as JSON Lines, a JSON list or a page `{"data": […]}`. '
+        "`agent` speaks as the assistant, thinking is kept on the next message, "
+        "`agent.tool_use` and `agent.tool_result` (also MCP and custom tools) are joined by the"
+        " event id; model-request spans and status events become session metadata (`usage`, "
+        "`model_requests`, `errors`, `stop_reason`, the status)"
+    ),
+    parse=parse_managed_agent,
+    recognition=Recognition(record=_claims_record, lines=_claims_lines),
+    label="Claude Managed Agents event log",
+)
 
 
 __all__ = ["is_event", "parse_managed_agent"]

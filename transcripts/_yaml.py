@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from sessions.capture.sanitize import NonFiniteNumber, finite_float
+from transcripts.sanitize import NonFiniteNumber, finite_float
 
 from .base import ImportFormatError
 

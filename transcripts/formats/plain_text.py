@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import re
 
-from ._text import decode_text, require_text
-from .base import ParsedMessage, ParsedSession
+from .._text import decode_text, require_text
+from ..base import ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "plain_text"
+NAME = "plain_text"
 
 _PREFIX = re.compile(r"^(user|human|assistant|ai|system|tool)[ \t]*:[ \t]?(.*)$", re.IGNORECASE)
 _ROLES = {
@@ -68,7 +70,31 @@ def parse_plain_text(data: bytes) -> list[ParsedSession]:
             lines.append(line)
     if any(part.strip() for part in lines) or not messages:
         messages.append(_finish(role, lines, len(messages)))
-    return [ParsedSession(source_format=FORMAT, messages=messages)]
+    return [ParsedSession(source_format=NAME, messages=messages)]
+
+
+_PLAIN = re.compile(r"^(user|human|assistant|ai|system|tool)[ \t]*:", re.IGNORECASE | re.MULTILINE)
+
+
+def _claims_text(sample: Sample) -> int:
+    if _PLAIN.search(sample.head):
+        return 20
+    return 10 if sample.name.endswith((".txt", ".log")) else 0  # the last text resort
+
+
+FORMAT = Format(
+    name=NAME,
+    position=11,
+    description="plain text 'User: ... / Assistant: ...'",
+    documentation=(
+        "`User: …` / `Assistant: …` lines (also `Human:`, `AI:`, `System:`, `Tool:`); "
+        "whitespace is trimmed, line endings normalised, runs of blank lines cut to one, "
+        "Markdown left alone"
+    ),
+    parse=parse_plain_text,
+    recognition=Recognition(text=_claims_text),
+    label="Plain text conversation log",
+)
 
 
 __all__ = ["parse_plain_text", "preprocess_conversation"]

@@ -43,20 +43,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._drift import skip
-from ._json import expect, get_str, iter_json_lines, tag
-from ._render import (
+from .._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._drift import skip
+from .._json import expect, get_str, iter_json_lines, tag
+from .._render import (
     describe_block,
     render_blocks,
     render_tool_input,
     tool_call_message,
     tool_result_message,
 )
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "claude_code"
+NAME = "claude_code"
 AGENT_NAME = "claude-code"
 
 # Types seen in real files: they tell "a Claude Code file with nothing to import" from "not
@@ -444,7 +446,7 @@ def parse_claude_code(data: bytes) -> list[ParsedSession]:
         metadata["session_ids"] = session_ids
     leaf_session = next((tag(r.obj, "sessionId") for r in reversed(main)), "")
     session = ParsedSession(
-        source_format=FORMAT,
+        source_format=NAME,
         messages=messages,
         external_id=leaf_session or (session_ids[0] if session_ids else ""),
         title=title,
@@ -454,6 +456,37 @@ def parse_claude_code(data: bytes) -> list[ParsedSession]:
         metadata={k: v for k, v in metadata.items() if v not in ("", [])},
     )
     return [session]
+
+
+_CLAUDE_TYPES = {
+    "summary",
+    "file-history-snapshot",
+    "permission-mode",
+    "ai-title",
+    "custom-title",
+    "last-prompt",
+    "queue-operation",
+}
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    # Below Gemini CLI's, OpenCode's and Codex's claims: their records carry a 'sessionId' too.
+    return 50 if "sessionId" in obj or "parentUuid" in obj or tag(obj) in _CLAUDE_TYPES else 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    return 50 if NAME in sample.owners else 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=1,
+    description="Claude Code session JSONL",
+    documentation=("Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`)"),
+    parse=parse_claude_code,
+    recognition=Recognition(record=_claims_record, lines=_claims_lines),
+    label="Claude Code JSONL",
+)
 
 
 __all__ = ["parse_claude_code"]

@@ -56,13 +56,15 @@ import json
 import re
 from typing import Any
 
-from ._common import distinct, ensure_unique_client_ids, parse_timestamp
-from ._json import loads_json
-from ._text import decode_text, require_text, split_lines
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._common import distinct, ensure_unique_client_ids, parse_timestamp
+from .._json import loads_json
+from .._text import decode_text, require_text, split_lines
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 from .memoryapp import message_from_record, session_from_record
 
-FORMAT = "conversation_md"
+NAME = "conversation_md"
 SESSION_COMMENT = "memoryapp:session"
 MESSAGE_COMMENT = "memoryapp:message"
 ATTACHMENTS_COMMENT = "memoryapp:attachments"
@@ -170,7 +172,7 @@ def parse_conversation_md(data: bytes) -> list[ParsedSession]:
     stamps = [m.timestamp for m in messages if m.timestamp]
     return [
         ParsedSession(
-            source_format=FORMAT,
+            source_format=NAME,
             messages=messages,
             external_id=header.get("session", ""),
             title=header.get("title", ""),
@@ -278,6 +280,34 @@ def _link_tools(messages: list[ParsedMessage]) -> None:
             message.tool_name = (
                 call.tool_name if message.tool_name in ("", message.author) else message.tool_name
             )
+
+
+_TURN_HEADING = re.compile(r"^##\s+Turn\s+\d+\b", re.MULTILINE)
+_SPEAKER_LINE = re.compile(r"^\*\*Speaker:\*\*", re.MULTILINE)
+
+
+def _claims_text(sample: Sample) -> int:
+    head = sample.head
+    turns = _TURN_HEADING.search(head) and _SPEAKER_LINE.search(head)
+    return 30 if turns or "\n<!-- memoryapp:session {" in head else 0
+
+
+def _named_like(name: str) -> bool:
+    return name == "conversation.md"
+
+
+FORMAT = Format(
+    name=NAME,
+    position=10,
+    description="conversation.md with '## Turn' headings",
+    documentation=(
+        "a `conversation.md` of turns (`## Turn N - <time>`, `**Speaker:** …`), the shape the "
+        "Markdown export writes"
+    ),
+    parse=parse_conversation_md,
+    recognition=Recognition(text=_claims_text, filename=_named_like),
+    label="conversation.md",
+)
 
 
 __all__ = ["parse_conversation_md"]

@@ -1,10 +1,11 @@
-"""Transcript importers: pure functions from bytes to ``ParsedSession`` objects.
+"""Transcripts: pure functions from the bytes of agents' session files to ``ParsedSession``s.
 
 ``parse(data, filename=..., format=...)`` is the entry point: it detects the format when
 none is named and calls the format's parser. ``parse_path`` reads a file or a session
-folder from disk. ``FORMATS`` maps each format name to its parser. Every failure is an
-``ImportFormatError`` (with ``line`` and ``field`` when known); no importer touches the
-database or imports Django.
+folder from disk. ``FORMATS`` (``transcripts.registry``) holds each format's declaration,
+one module each in ``transcripts.formats``. Every failure is an ``ImportFormatError`` (with
+``line`` and ``field`` when known). Nothing here touches the database or imports Django:
+the server and the client (``memoryapp_client``) both stand on this package.
 """
 
 from __future__ import annotations
@@ -12,48 +13,18 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ._drift import ParsedFile, collecting
-from .aider import parse_aider
-from .anthropic_session import EVENTS, METADATA, TRANSCRIPT, parse_anthropic_session
 from .base import ImportFormatError, ImportTooLarge, ParsedMessage, ParsedSession, UnzipLimits
-from .bmad_session import parse_bmad_session
-from .chatgpt import parse_chatgpt
-from .claude_code import parse_claude_code
-from .codex import parse_codex
-from .conversation_md import parse_conversation_md
-from .cursor import parse_cursor
-from .detect import FORMAT_NAMES, detect_format, supported_formats
-from .gemini_cli import parse_gemini_cli
-from .managed_agent import parse_managed_agent
-from .memoryapp import parse_memoryapp
-from .ndjson_events import parse_events, parse_ndjson_events
-from .openai_chat import parse_openai_chat
-from .opencode import parse_opencode
-from .plain_text import parse_plain_text, preprocess_conversation
-
-Parser = Callable[..., list[ParsedSession]]
-
-FORMATS: dict[str, Parser] = {
-    "claude_code": parse_claude_code,
-    "codex": parse_codex,
-    "aider": parse_aider,
-    "chatgpt": parse_chatgpt,
-    "openai_chat": parse_openai_chat,
-    "anthropic_session": parse_anthropic_session,
-    "anthropic_managed_agent": parse_managed_agent,
-    "bmad_session": parse_bmad_session,
-    "ndjson_events": parse_ndjson_events,
-    "conversation_md": parse_conversation_md,
-    "plain_text": parse_plain_text,
-    "gemini_cli": parse_gemini_cli,
-    "cursor": parse_cursor,
-    "opencode": parse_opencode,
-    "memoryapp": parse_memoryapp,
-}
+from .detect import detect_format
+from .format import Parser
+from .formats.anthropic_session import TRANSCRIPT, folder_files, parse_anthropic_session
+from .formats.ndjson_events import parse_events
+from .formats.plain_text import preprocess_conversation
+from .registry import FORMATS, supported_formats
 
 
 def _options_of(parser: Parser) -> set[str]:
@@ -83,11 +54,12 @@ def parse(
     """
     if format is None:
         format = "anthropic_session" if isinstance(data, Mapping) else detect_format(data, filename)
-    parser = FORMATS.get(format)
-    if parser is None:
+    declared = FORMATS.get(format)
+    if declared is None:
         raise ImportFormatError(
             f"unknown format {format!r}; known formats: {', '.join(FORMATS)}", field="format"
         )
+    parser = declared.parse
     accepted = _options_of(parser)
     unknown = sorted(set(options) - accepted)
     if unknown:
@@ -103,15 +75,6 @@ def parse(
     with collecting() as skipped:
         sessions = parser(data, **options)
     return _identified(_read_something(ParsedFile(sessions, skipped), format))
-
-
-def _aider_input_history(path: Path) -> Path | None:
-    """``.aider.input.history`` beside ``.aider.chat.history.md`` (same prefix)."""
-    name = path.name
-    if not name.endswith("chat.history.md"):
-        return None
-    sibling = path.with_name(name[: -len("chat.history.md")] + "input.history")
-    return sibling if sibling.is_file() else None
 
 
 def parse_path(path: Path) -> ParsedFile:
@@ -158,11 +121,7 @@ def _identified(parsed: ParsedFile) -> ParsedFile:
 
 def _parse_path(path: Path) -> list[ParsedSession]:
     if path.is_dir():
-        files = {
-            f"{path.name}/{name}": (path / name).read_bytes()
-            for name in (TRANSCRIPT, METADATA, EVENTS)
-            if (path / name).is_file()
-        }
+        files = folder_files(path)
         if f"{path.name}/{TRANSCRIPT}" not in files:
             raise ImportFormatError(
                 f"folder '{path}' is not a session folder: it has no {TRANSCRIPT}. "
@@ -172,19 +131,14 @@ def _parse_path(path: Path) -> list[ParsedSession]:
     if not path.is_file():
         raise ImportFormatError(f"no such file or folder: '{path}'")
     data = path.read_bytes()
-    format = detect_format(data, path.name)
-    if format == "aider":
-        history = _aider_input_history(path)
-        return parse_aider(data, input_history=history.read_bytes() if history else None)
-    if format == "anthropic_session" and path.name == TRANSCRIPT:
-        # A transcript.jsonl read on its own still has its folder's other files beside it.
-        return _parse_path(path.parent)
-    return FORMATS[format](data)
+    declared = FORMATS[detect_format(data, path.name)]
+    if declared.read_path is not None:
+        return declared.read_path(path, data)
+    return declared.parse(data)
 
 
 __all__ = [
     "FORMATS",
-    "FORMAT_NAMES",
     "ImportFormatError",
     "ImportTooLarge",
     "ParsedFile",

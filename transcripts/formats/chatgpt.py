@@ -35,13 +35,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import distinct, ensure_unique_client_ids, parse_timestamp
-from ._drift import skip
-from ._json import expect, get_str, loads_json, tag
-from ._text import decode_text, require_text
-from .base import ParsedMessage, ParsedSession
+from .._common import distinct, ensure_unique_client_ids, parse_timestamp
+from .._drift import skip
+from .._json import expect, get_str, loads_json, tag
+from .._text import decode_text, require_text
+from ..base import ParsedMessage, ParsedSession
+from ..format import Format, Recognition
+from ..sample import Sample
 
-FORMAT = "chatgpt"
+NAME = "chatgpt"
 AGENT_NAME = "chatgpt"
 
 _SESSION_FIELDS = (
@@ -51,6 +53,7 @@ _SESSION_FIELDS = (
     "conversation_template_id",
     "is_archived",
 )
+
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
 
 
@@ -223,7 +226,7 @@ def _conversation(conversation: Any, index: int) -> ParsedSession:
     if models:
         metadata["models"] = distinct(models)
     return ParsedSession(
-        source_format=FORMAT,
+        source_format=NAME,
         messages=messages,
         external_id=get_str(conversation, "conversation_id", field=f"{where}.conversation_id")
         or get_str(conversation, "id", field=f"{where}.id"),
@@ -244,6 +247,37 @@ def parse_chatgpt(data: bytes) -> list[ParsedSession]:
         document = [document]
     expect(document, list, "a ChatGPT export is a list of conversations")
     return [_conversation(conversation, i) for i, conversation in enumerate(document)]
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    conversation = "current_node" in obj or "conversation_id" in obj or "title" in obj
+    return 30 if "mapping" in obj and conversation else 0
+
+
+def _claims_document(sample: Sample) -> int:
+    # An empty export says nothing by its content: its name does.
+    return 50 if sample.document == [] and sample.name.endswith("conversations.json") else 0
+
+
+def _claims_lines(sample: Sample) -> int:
+    return 20 if NAME in sample.owners else 0
+
+
+def _named_like(name: str) -> bool:
+    return name == "conversations.json"
+
+
+FORMAT = Format(
+    name=NAME,
+    position=4,
+    description="ChatGPT export conversations.json",
+    documentation=("a ChatGPT data export's `conversations.json`"),
+    parse=parse_chatgpt,
+    recognition=Recognition(
+        record=_claims_record, document=_claims_document, lines=_claims_lines, filename=_named_like
+    ),
+    label="ChatGPT export",
+)
 
 
 __all__ = ["parse_chatgpt"]

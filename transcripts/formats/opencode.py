@@ -34,14 +34,15 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from ._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
-from ._drift import skip
-from ._json import expect, get_dict, get_str, loads_json, tag
-from ._render import render_tool_input, tool_call_message, tool_result_message
-from ._text import decode_text, require_text
-from .base import ImportFormatError, ParsedMessage, ParsedSession
+from .._common import distinct, ensure_unique_client_ids, parse_timestamp, time_bounds
+from .._drift import skip
+from .._json import expect, get_dict, get_str, loads_json, tag
+from .._render import render_tool_input, tool_call_message, tool_result_message
+from .._text import decode_text, require_text
+from ..base import ImportFormatError, ParsedMessage, ParsedSession
+from ..format import Format, Recognition
 
-FORMAT = "opencode"
+NAME = "opencode"
 AGENT_NAME = "opencode"
 _QUIET_PARTS = {
     "step-start",
@@ -212,7 +213,7 @@ class _Session:
         if self.errors:
             metadata["errors"] = self.errors
         return ParsedSession(
-            source_format=FORMAT,
+            source_format=NAME,
             messages=self.messages,
             external_id=tag(info, "id"),
             title=tag(info, "title"),
@@ -248,6 +249,25 @@ def parse_opencode(data: bytes) -> list[ParsedSession]:
     for index, entry in enumerate(entries):
         session.add(entry, f"messages[{index}]")
     return [session.build(info)]
+
+
+def _claims_record(obj: dict[str, Any]) -> int:
+    return 70 if is_opencode_export(obj) or is_opencode_message(obj) else 0
+
+
+FORMAT = Format(
+    name=NAME,
+    position=14,
+    description="OpenCode session export (opencode export)",
+    documentation=(
+        "an OpenCode session, as `opencode export <session>` writes it (`{info, messages: "
+        "[{info, parts}]}`, or the messages alone); reasoning, tool parts with their output or "
+        "error and times, models, tokens and cost"
+    ),
+    parse=parse_opencode,
+    recognition=Recognition(record=_claims_record),
+    label="OpenCode session export",
+)
 
 
 __all__ = ["is_opencode_export", "is_opencode_message", "parse_opencode"]

@@ -15,7 +15,7 @@ import shlex
 from datetime import datetime
 from typing import Any
 
-from sessions.capture.shell_tools import is_shell_tool
+from transcripts.shell_tools import is_shell_tool
 
 from ._json import json_type, loads_json, tag
 from .base import ParsedMessage
