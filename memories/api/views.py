@@ -57,9 +57,9 @@ from memories.models import (
     MemoryType,
     Origin,
 )
-from memories.retrieve.access import record_access
 from memories.retrieve.aggregate import timeline, topics
 from memories.retrieve.query import apply, visible
+from memories.retrieve.read_counts import record_access
 from memories.retrieve.related import related
 from memories.retrieve.search import search_memories
 from memoryapp.openapi import AutoSchema, error

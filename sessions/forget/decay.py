@@ -2,7 +2,7 @@
 
 ``priority = e^(−0.05·days since the last read) · e^(−0.01·days since creation)
 + min(0.2, 0.01·reads)``, clamped to 0..1 (a session never read counts from its creation).
-It is stored in ``Session.decay_priority``: the access flush (``access.py``) recomputes it
+It is stored in ``Session.decay_priority``: the read-count flush (``read_counts.py``) recomputes it
 for the sessions just read, and ``update_priorities`` recomputes it for every live session
 every 6 hours, since it falls with time alone. Search's ``recency`` option and the
 ``min_priority`` filter read the stored value.

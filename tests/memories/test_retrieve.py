@@ -13,8 +13,8 @@ from memories.capture.record import MemoryDraft, record, resolve
 from memories.forget.decay import priority_of
 from memories.models import Memory, MemoryScope, MemoryType
 from memories.retrieve import search as memory_search
-from memories.retrieve.access import note_access
 from memories.retrieve.query import MemoryFilters
+from memories.retrieve.read_counts import note_access
 from memories.retrieve.search import search_memories
 from search import ranking
 from sessions.embedding.query import embed_query
