@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, FloatField, Q, Value
+from django.db.models import BooleanField, FloatField, Value
 from django.db.models.expressions import RawSQL
 
-from memories.models import Memory, MemoryScope, MemoryStatus
+from memories.models import Memory, MemoryStatus
 from memories.retrieve.query import MemoryFilters, apply, visible
 from search import keyword, ranking, semantic
 from search.speed import parallel
@@ -110,14 +110,9 @@ def _distance(vector: str) -> RawSQL:
 
 
 def _columns_only(access: Access, filters: MemoryFilters):
-    """What ``visible`` + ``apply`` ask, on memory columns only (no join): the team, the
-    projects or team scope, not deleted, and the filters."""
-    memories = Memory.objects.filter(team_id__in=access.team_ids).exclude(
-        status=MemoryStatus.DELETED
-    )
-    if access.project_ids is not None:
-        memories = memories.filter(Q(project_id__in=access.project_ids) | Q(scope=MemoryScope.TEAM))
-    return apply(memories, filters)
+    """What ``visible`` + ``apply`` ask, on memory columns only (no join): the caller's
+    scope (``Access.scope``), not deleted, and the filters."""
+    return apply(access.scope(Memory.objects.exclude(status=MemoryStatus.DELETED)), filters)
 
 
 def _nearest(vector: str, access: Access, filters: MemoryFilters, pool: int) -> list[int]:
