@@ -18,7 +18,8 @@ import sys
 
 sys.path.insert(0, os.getcwd())
 
-from search import tuning  # noqa: E402  (the working copy's, not an installed one)
+# The working copy's search, not the one the virtualenv installs.
+from search import tuning
 
 # The constants that were named after their module before search/tuning.py held them all.
 FORMER_NAMES = {"temporal.LIFT": "TEMPORAL_LIFT", "asked_for.LIFT": "ASKED_FOR_LIFT"}
