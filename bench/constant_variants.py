@@ -1,46 +1,40 @@
-"""``bench/retrieval.py`` with search constants overridden, for sweeps on a kept database:
+"""``bench/retrieval.py`` with ranking and retrieval constants overridden, for sweeps on a kept
+database:
 
-    VARIANT="speakers.OTHERS_FACTOR=0.7;ranking.SESSION_SUPPORT=0.3" \\
+    VARIANT="OTHERS_FACTOR=0.7;SESSION_SUPPORT=0.3" \\
         .venv/bin/python bench/constant_variants.py --sets locomo --keep DIR --no-baselines
 
-Each ``module.NAME=value`` sets ``search.<module>.NAME`` (a Python literal) once Django is set up;
-only what search reads as a module attribute when it runs follows (not a name another
-module imported by value)."""
+Each ``NAME=value`` sets ``search.tuning.NAME`` (a Python literal) before the bench starts:
+search reads that module when it runs, so no Django set-up is involved. The names of
+earlier sweeps (``speakers.SELF_LIFT``, ``temporal.LIFT``, ``asked_for.LIFT``: the module
+they lived in) are still understood."""
 
 from __future__ import annotations
 
 import ast
-import importlib
 import os
 import runpy
 import sys
 
-import django
-
 sys.path.insert(0, os.getcwd())
 
+# The working copy's search, not the one the virtualenv installs.
+from search import tuning
 
-def override() -> None:
-    for item in filter(None, os.environ.get("VARIANT", "").split(";")):
-        name, value = item.split("=", 1)
-        module, attr = name.strip().rsplit(".", 1)
-        target = importlib.import_module(f"search.{module}")
-        if not hasattr(target, attr):
-            raise SystemExit(f"no constant {name}")
-        setattr(target, attr, ast.literal_eval(value.strip()))
-        print(f"override {name} = {value}", flush=True)
+# The constants that were named after their module before search/tuning.py held them all.
+FORMER_NAMES = {"temporal.LIFT": "TEMPORAL_LIFT", "asked_for.LIFT": "ASKED_FOR_LIFT"}
 
 
-# After Django's set-up (which the bench does once its servers run): a search module that
-# imports models cannot be imported before it.
-_setup = django.setup
+def override(variant: str) -> None:
+    for item in filter(None, variant.split(";")):
+        name, value = (part.strip() for part in item.split("=", 1))
+        attr = FORMER_NAMES.get(name, name.rsplit(".", 1)[-1])
+        if not hasattr(tuning, attr):
+            raise SystemExit(f"no constant {name} in search/tuning.py")
+        setattr(tuning, attr, ast.literal_eval(value))
+        print(f"override {attr} = {value}", flush=True)
 
 
-def setup_then_override(*args, **kwargs) -> None:
-    _setup(*args, **kwargs)
-    override()
-
-
-django.setup = setup_then_override
+override(os.environ.get("VARIANT", ""))
 sys.argv = ["bench/retrieval.py", *sys.argv[1:]]
 runpy.run_path("bench/retrieval.py", run_name="__main__")

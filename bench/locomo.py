@@ -132,9 +132,9 @@ def key_configs(args) -> list[tuple[str, float, float]]:
     """(system name, weight, least relevance) for each memory-key configuration asked."""
     if not args.memory_key_configs:
         from memories.retrieve.keys import KEY_MIN_RELEVANCE
-        from search.ranking import EXTRA_WEIGHT
+        from search import tuning
 
-        return [("+memories", EXTRA_WEIGHT, KEY_MIN_RELEVANCE)]
+        return [("+memories", tuning.EXTRA_WEIGHT, KEY_MIN_RELEVANCE)]
     found = []
     for pair in args.memory_key_configs.split(","):
         weight, least = (float(x) for x in pair.split(":"))
@@ -188,12 +188,12 @@ def main() -> None:
 
     with django_on_embedded_servers():
         from memories.retrieve import keys
-        from search import aliases, keyword, semantic
+        from search import aliases, keyword, tuning
         from search import ranking as ranking_module
 
         if args.large_scope_paths:
             keyword.EXACT_STATS_MAX_DOCS = 0
-            semantic.EXACT_SCAN_MAX_CHUNKS = 0
+            tuning.EXACT_SCAN_MAX_CHUNKS = 0
         data = load_locomo()
         if args.renamed_speakers:
             data = [with_handles(c, i) for i, c in enumerate(data)]

@@ -122,17 +122,17 @@ def coding_rows() -> list[dict]:
 
 
 def orders(row: dict) -> dict[str, list[int]]:
-    from search import ranking
+    from search import ranking, tuning
     from search.query_intent import QueryIntent
 
     def candidates():
         return [ranking.Candidate(**c) for c in row["candidates"]]
 
     intent = QueryIntent(row["output"], row["injected"])
-    factors = dict(ranking.NOISE_FACTORS)
-    ranking.NOISE_FACTORS.clear()
+    factors = dict(tuning.NOISE_FACTORS)
+    tuning.NOISE_FACTORS.clear()
     plain = ranking.score(candidates(), "hybrid", intent)
-    ranking.NOISE_FACTORS.update(factors)
+    tuning.NOISE_FACTORS.update(factors)
     return {
         "fusion (before)": [c.message_id for c in ranking.fuse(candidates(), "hybrid")],
         "score, no noise factors": [c.message_id for c in plain],

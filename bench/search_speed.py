@@ -839,7 +839,7 @@ EXACT_SQL = (
 def vector_recall(row: Row) -> None:
     from django.db import connection
 
-    from search import keyword, semantic, service
+    from search import keyword, semantic, tuning
     from sessions.filters import Filters
     from teams.access import Access
 
@@ -857,7 +857,7 @@ def vector_recall(row: Row) -> None:
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(capture):
-        pool = semantic.candidates(vector, scope, Filters(), service.MIN_POOL, documents)
+        pool = semantic.candidates(vector, scope, Filters(), tuning.MIN_POOL, documents)
     # Which plan the production query gets: the path's name does not say the index is used.
     targets = [s for s in captured if s.label == "vector"]
     plans = [explain(captured, target, analyze=False) for target in targets]
@@ -944,7 +944,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         f"{int(statistics.median(sizes))}, largest {sizes[-1]}; quartiles "
         + ", ".join(f"Q{q} {min(v)}-{max(v)}" for q, v in sorted(quartiles.items()))
     )
-    from search import semantic, service
+    from search import semantic, tuning
     from teams.access import Access
 
     paths = defaultdict(int)
@@ -954,9 +954,9 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
     print(f"team indexes: {info.get('team_indexes', '?')}")
     print(
         f"vector paths by team: {dict(paths)} (EXACT_SCAN_MAX_CHUNKS "
-        f"{semantic.EXACT_SCAN_MAX_CHUNKS}, QUANTIZED_MAX_CHUNKS {semantic.QUANTIZED_MAX_CHUNKS}, "
-        f"QUANTIZED_RERANK {semantic.QUANTIZED_RERANK}); HNSW_EF_SEARCH {semantic.HNSW_EF_SEARCH}, "
-        f"HNSW_MAX_SCAN_TUPLES {semantic.HNSW_MAX_SCAN_TUPLES}"
+        f"{tuning.EXACT_SCAN_MAX_CHUNKS}, QUANTIZED_MAX_CHUNKS {tuning.QUANTIZED_MAX_CHUNKS}, "
+        f"QUANTIZED_RERANK {tuning.QUANTIZED_RERANK}); HNSW_EF_SEARCH {tuning.HNSW_EF_SEARCH}, "
+        f"HNSW_MAX_SCAN_TUPLES {tuning.HNSW_MAX_SCAN_TUPLES}"
     )
     print(
         f"load: pool of {info.get('pool_texts')} real texts embedded in "
@@ -1015,7 +1015,7 @@ def report(rows: list[Row], teams: list[Team], info: dict, args, explains: list[
         )
     print(
         "R@10: semantic.candidates(limit=10) vs exact scan; R@10 pool: top 10 of the search's "
-        f"own pool (limit {service.MIN_POOL}); vec: that limit=10 call alone; HNSW idx: "
+        f"own pool (limit {tuning.MIN_POOL}); vec: that limit=10 call alone; HNSW idx: "
         "queries whose vector statement's plan uses an HNSW index, shared or the team's (EXPLAIN)"
     )
 

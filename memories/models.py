@@ -188,6 +188,10 @@ class Memory(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # Shared with every agent of the team whatever its project: seen from each of the team's
+    # projects (``teams.access.Access.scope``).
+    TEAM_WIDE_ROWS = models.Q(scope=MemoryScope.TEAM)
+
     objects = MemoryQuerySet.as_manager()
 
     class Meta:

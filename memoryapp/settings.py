@@ -364,7 +364,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600,
         "options": {"expires": 3600},
     },
-    # Write the reads counted in Redis to their sessions (sessions/forget/access.py).
+    # Write the reads counted in Redis to their sessions (sessions/forget/read_counts.py).
     "flush-access": {
         "task": "sessions.tasks.flush_access",
         "schedule": 60,

@@ -54,7 +54,7 @@ from search.service import (
 )
 from sessions.embedding.tokens import count_tokens
 from sessions.filters import Filters
-from sessions.forget.access import record_access
+from sessions.forget.read_counts import record_access
 from sessions.models import Message, Session
 from teams.access import Access
 

@@ -4,7 +4,7 @@ search importing them. An app registers a provider at start-up (``AppConfig.read
 
 A provider is called as ``provider(access, query, limit)`` and returns up to ``limit``
 message ids, best first. Search keeps those in the caller's scope and filters and fuses them
-as a third ranked list (``ranking.EXTRA_WEIGHT``); a message's relevance stays its own (its
+as a third ranked list (``tuning.EXTRA_WEIGHT``); a message's relevance stays its own (its
 cosine and keyword coverage), so ``min_relevance`` means the same with or without them.
 
 Off unless the request asks (``memory_keys``) or ``SEARCH_MEMORY_KEYS`` is on.

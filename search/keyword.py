@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from search import tuning
 from search.filters import message_where, session_where, team_condition
 from search.speed import one_trip
 from sessions.capture.keyword_context import RANKING_DOCUMENT
@@ -55,13 +56,11 @@ RARE_FINDS_ENOUGH = 10
 # A symbol-only query reads at most this many of the scope's latest messages (see above).
 SYMBOL_SCAN_MESSAGES = 20_000
 # What a message is ranked on: its own words (weight A) and its context's (sessions/capture/
-# keyword_context.py; weight D), a context word counting CONTEXT_WEIGHT of an own word, so
-# that of a question and its answer, the one that holds the words ranks first. 0.75 did best
-# on LoCoMo's tuning conversations, 0-4 (bench/locomo.py measures it). Capture stores that
+# keyword_context.py; weight D), a context word counting ``tuning.CONTEXT_WEIGHT`` of an own
+# word, so that of a question and its answer, the one that holds the words ranks first. Capture
+# stores that
 # document (``ranking_vector``); a row stored before it had one gets it built here.
 DOCUMENT = f"coalesce(m.ranking_vector, {RANKING_DOCUMENT.format(m='m')})"
-CONTEXT_WEIGHT = 0.75
-WEIGHTS = f"'{{{CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"  # ts_rank's {D, C, B, A}
 # How a rare word's pool is read: from its GIN bitmap only. Any other plan (walking the team's
 # index, the table, each session's messages, or a bitmap of the team's messages) tests
 # messages' words one by one until it has POOL_PER_TERM matches, reading each long message's
@@ -214,13 +213,19 @@ def estimated_shares(terms: tuple[str, ...]) -> list[float]:
     return [_stats_cache["shares"].get(t, _stats_cache["floor"]) for t in terms]
 
 
+def _weights() -> str:
+    """ts_rank's weights {D, C, B, A}: a context word (D) counts ``CONTEXT_WEIGHT`` of an own
+    word (A)."""
+    return f"'{{{tuning.CONTEXT_WEIGHT}, 0, 0, 1}}'::float4[]"
+
+
 def _score_sql(
     query: KeywordQuery, weights: list[str], document: str = "d.doc"
 ) -> tuple[str, str, list]:
     """(score expression, coverage expression, params for both, in that order) over
     ``document``, each query lexeme weighted by the SQL expression at its place in ``weights``
     (a literal IDF, or a column holding one)."""
-    score = " + ".join(f"{w} * ts_rank({WEIGHTS}, {document}, %s::tsquery, 1)" for w in weights)
+    score = " + ".join(f"{w} * ts_rank({_weights()}, {document}, %s::tsquery, 1)" for w in weights)
     covered = " + ".join(
         f"CASE WHEN {document} @@ %s::tsquery THEN {w} ELSE 0 END" for w in weights
     )
@@ -246,7 +251,7 @@ def _ranks_sql(query: KeywordQuery) -> tuple[str, list]:
     0): every function call on a stored document reads it out of TOAST anew."""
     terms = list(query.term_queries)
     columns = ", ".join(
-        f"ts_rank({WEIGHTS}, {DOCUMENT}, %s::tsquery, 1) AS r{i}" for i in range(len(terms))
+        f"ts_rank({_weights()}, {DOCUMENT}, %s::tsquery, 1) AS r{i}" for i in range(len(terms))
     )
     return columns, terms
 

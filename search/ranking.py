@@ -46,7 +46,8 @@ becomes what MMR weighed it at, ``relevance − top·(1 − λ)/λ·redundancy``
 cosine to a message above it), so a near-copy of a result above is shown lower, and the
 list is still non-increasing in what it shows.
 
-The constants (``KEYWORD_STRENGTH``, ``RELEVANCE_SCALE``, ``SESSION_SUPPORT``) were chosen
+The constants (``KEYWORD_STRENGTH``, ``RELEVANCE_SCALE``, ``SESSION_SUPPORT``, and every
+other named here: ``search/tuning.py``, read when a search runs) were chosen
 on LoCoMo conversations 0-4 against the reciprocal-rank fusion this score replaced, and
 checked on 5-9 and the other sets (docs/benchmarks.md). Memory search uses the same match
 strength and relevance (``memories/retrieve/search.py``). The fusion it replaced (``fuse``:
@@ -62,30 +63,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from search import tuning
 from search.query_intent import QueryIntent
 
-RRF_K = 20
-VECTOR_WEIGHT = 1.0
-KEYWORD_WEIGHT = 1.5
-EXTRA_WEIGHT = 0.5  # better than 1 on LoCoMo's tuning conversations, 0-4
-SESSION_BOOST = 0.2
-SESSION_BEST = 3  # how many of a session's best matches its boost adds up
-SIMILARITY_FLOOR = 0.1
-SIMILARITY_CEIL = 0.55
-KEYWORD_LIFT = 0.5
-RECENCY_WEIGHT = 0.3
-# A decaying session keeps its matches, below an equally good match of a session in use.
-DECAYING_FACTOR = 0.8
-MMR_LAMBDA = 0.7
-# The one score (see ``score``): chosen on LoCoMo conversations 0-4, checked on 5-9.
-KEYWORD_STRENGTH = 1.0
-RELEVANCE_SCALE = 0.35
-SESSION_SUPPORT = 0.4  # how much a session's best matches lift each of its messages
-# Memories' keys to a message lift it by at most this much of what it lacks (search/extra_keys.py).
-EXTRA_LIFT = 0.2
-# What a message that is not prose keeps of its relevance, when the question does not ask
-# for that kind (search/query_intent.py). Chosen on principle (see above).
-NOISE_FACTORS = {"injected": 0.95, "console": 0.95, "tool_output": 0.95}
 # The kinds whose copies are shown once (``without_copies``): what a harness or a tool's
 # banner repeats in session after session. The same words said or printed in two sessions
 # are two events (a request made in two repositories, a command's output in each), kept.
@@ -122,8 +102,8 @@ class Candidate:
 def semantic_relevance(similarity: float | None) -> float:
     if similarity is None:
         return 0.0
-    span = SIMILARITY_CEIL - SIMILARITY_FLOOR
-    return min(1.0, max(0.0, (similarity - SIMILARITY_FLOOR) / span))
+    span = tuning.SIMILARITY_CEIL - tuning.SIMILARITY_FLOOR
+    return min(1.0, max(0.0, (similarity - tuning.SIMILARITY_FLOOR) / span))
 
 
 def relevance(candidate: Candidate, mode: str) -> float:
@@ -135,7 +115,7 @@ def relevance(candidate: Candidate, mode: str) -> float:
         return semantic
     if mode == "keyword":
         return candidate.coverage
-    return semantic + (1 - semantic) * KEYWORD_LIFT * candidate.coverage
+    return semantic + (1 - semantic) * tuning.KEYWORD_LIFT * candidate.coverage
 
 
 def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
@@ -144,18 +124,18 @@ def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
     for c in candidates:
         fused = 0.0
         if c.rank_vector is not None and mode != "keyword":
-            fused += VECTOR_WEIGHT / (RRF_K + c.rank_vector)
+            fused += tuning.VECTOR_WEIGHT / (tuning.RRF_K + c.rank_vector)
         if c.rank_keyword is not None and mode != "semantic":
-            fused += KEYWORD_WEIGHT / (RRF_K + c.rank_keyword)
+            fused += tuning.KEYWORD_WEIGHT / (tuning.RRF_K + c.rank_keyword)
         if c.rank_extra is not None:
-            fused += EXTRA_WEIGHT / (RRF_K + c.rank_extra)
+            fused += tuning.EXTRA_WEIGHT / (tuning.RRF_K + c.rank_extra)
         c.fused = fused
         c.relevance = relevance(c, mode)
     by_session: dict[int | None, list[float]] = {}
     for c in candidates:
         by_session.setdefault(c.session_id, []).append(c.fused)
     boost = {
-        session: SESSION_BOOST * sum(sorted(values, reverse=True)[:SESSION_BEST])
+        session: tuning.SESSION_BOOST * sum(sorted(values, reverse=True)[: tuning.SESSION_BEST])
         for session, values in by_session.items()
     }
     for c in candidates:
@@ -169,7 +149,7 @@ def noise_factor(kind: str, intent: QueryIntent) -> float:
         return 1.0
     if kind == "injected" and intent.wants_injected:
         return 1.0
-    return NOISE_FACTORS.get(kind, 1.0)
+    return tuning.NOISE_FACTORS.get(kind, 1.0)
 
 
 def match_strength(c: Candidate, mode: str, best_keyword_score: float) -> float:
@@ -181,14 +161,14 @@ def match_strength(c: Candidate, mode: str, best_keyword_score: float) -> float:
     if mode != "keyword" and c.similarity is not None:
         strength += c.similarity
     if mode != "semantic" and best_keyword_score > 0:
-        strength += KEYWORD_STRENGTH * c.coverage * c.keyword_score / best_keyword_score
+        strength += tuning.KEYWORD_STRENGTH * c.coverage * c.keyword_score / best_keyword_score
     return strength
 
 
 def as_relevance(strength: float) -> float:
     """0..1 without a ceiling (every better match scores higher): nothing below
     ``SIMILARITY_FLOOR``, then ``1 − e^(−(strength − floor)/RELEVANCE_SCALE)``."""
-    return 1.0 - math.exp(-max(0.0, strength - SIMILARITY_FLOOR) / RELEVANCE_SCALE)
+    return 1.0 - math.exp(-max(0.0, strength - tuning.SIMILARITY_FLOOR) / tuning.RELEVANCE_SCALE)
 
 
 def score(
@@ -205,13 +185,18 @@ def score(
     for c in candidates:
         by_session.setdefault(c.session_id, []).append(c.relevance)
     support = {
-        session: sum(sorted(values, reverse=True)[:SESSION_BEST]) / SESSION_BEST
+        session: sum(sorted(values, reverse=True)[: tuning.SESSION_BEST]) / tuning.SESSION_BEST
         for session, values in by_session.items()
     }
     for c in candidates:
-        c.relevance += (1 - c.relevance) * SESSION_SUPPORT * support[c.session_id]
+        c.relevance += (1 - c.relevance) * tuning.SESSION_SUPPORT * support[c.session_id]
         if c.rank_extra is not None:
-            c.relevance += (1 - c.relevance) * EXTRA_LIFT * RRF_K / (RRF_K + c.rank_extra - 1)
+            c.relevance += (
+                (1 - c.relevance)
+                * tuning.EXTRA_LIFT
+                * tuning.RRF_K
+                / (tuning.RRF_K + c.rank_extra - 1)
+            )
     return ordered(candidates)
 
 
@@ -285,9 +270,9 @@ def adjust_for_lifecycle(
     changed = False
     for c in candidates:
         lifecycle, priority = sessions.get(c.session_id, ("", 0.0))
-        factor = DECAYING_FACTOR if lifecycle == "decaying" else 1.0
+        factor = tuning.DECAYING_FACTOR if lifecycle == "decaying" else 1.0
         if recency:
-            factor *= (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * priority
+            factor *= (1 - tuning.RECENCY_WEIGHT) + tuning.RECENCY_WEIGHT * priority
         if factor != 1.0:
             c.relevance *= factor
             changed = True
@@ -304,7 +289,7 @@ def mmr(candidates: list[Candidate], vectors: dict[int, np.ndarray], limit: int)
     if len(candidates) <= 1:
         return candidates
     top = max(c.relevance for c in candidates) or 1.0
-    discount = top * (1 - MMR_LAMBDA) / MMR_LAMBDA
+    discount = top * (1 - tuning.MMR_LAMBDA) / tuning.MMR_LAMBDA
     own = {c.message_id: c.relevance for c in candidates}
     redundancy = {c.message_id: 0.0 for c in candidates}
     remaining = list(candidates)

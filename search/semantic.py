@@ -3,7 +3,8 @@
 Four paths, chosen from the size of the searched scope rather than left to the planner
 (which on big tables flips between them and then under-fills filtered HNSW scans):
 
-- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` messages: every distance of the
+- **exact** for scopes up to ``EXACT_SCAN_MAX_CHUNKS`` messages (this and the other knobs
+  named here: ``search/tuning.py``): every distance of the
   scope is computed. Recall is 1 by construction.
 - **quantized** up to ``QUANTIZED_MAX_CHUNKS``: the scope's ``QUANTIZED_RERANK`` nearest
   chunks by Hamming distance between sign bits (``embedding_bits``, 48 bytes, read from a
@@ -33,24 +34,12 @@ from functools import lru_cache
 import numpy as np
 from django.db import connection
 
+from search import tuning
 from search.filters import message_where, team_condition
 from search.speed import one_trip, team_indexes
 from sessions.embedding.query import embed_query
 from sessions.filters import Filters
 from teams.access import Access
-
-# The exact scan's cost grows with the messages in scope, the quantized one's far more
-# slowly, with nearly the exact recall (bench/search_speed.py measures both); a
-# filtered HNSW scan reads about (rows wanted / the scope's share of the table) tuples, so
-# it pays only where a scope is a large share of a very large table.
-EXACT_SCAN_MAX_CHUNKS = 2_000
-QUANTIZED_MAX_CHUNKS = 200_000
-QUANTIZED_RERANK = 400  # chunks re-ranked by exact cosine, at least (4x the chunks wanted)
-HNSW_EF_SEARCH = 100
-HNSW_EF_SEARCH_MAX = 1_000  # pgvector's ceiling; the iterative scan goes on past it
-HNSW_MAX_SCAN_TUPLES = 40_000
-HNSW_OVERFETCH = 3
-TEAM_OVERFETCH_MARGIN = 1.25
 
 
 @dataclass(frozen=True)
@@ -84,7 +73,7 @@ def candidates(
     rows = None
     path = vector_path(access, scope_messages)
     if path == "hnsw":
-        rows = _hnsw(vector, access, filters, chunk_limit, HNSW_OVERFETCH)
+        rows = _hnsw(vector, access, filters, chunk_limit, tuning.HNSW_OVERFETCH)
     elif path == "team-hnsw":
         overfetch = team_overfetch(access, filters, scope_messages)
         rows = _hnsw(vector, access, filters, chunk_limit, overfetch)
@@ -101,15 +90,15 @@ def candidates(
 def vector_path(access: Access, scope_messages: int) -> str:
     """Which path serves a scope of this many messages: "exact", "team-hnsw", "quantized"
     or "hnsw"."""
-    if scope_messages <= EXACT_SCAN_MAX_CHUNKS:
+    if scope_messages <= tuning.EXACT_SCAN_MAX_CHUNKS:
         return "exact"
     if len(access.team_ids) == 1:
         team_messages = team_indexes.indexed_team_messages(access.team_ids[0])
         # The team's graph is scanned for HNSW_OVERFETCH times the chunks wanted, and the
         # scope's filters apply after: a scope under that share of the team would come short.
-        if team_messages and scope_messages * HNSW_OVERFETCH >= team_messages:
+        if team_messages and scope_messages * tuning.HNSW_OVERFETCH >= team_messages:
             return "team-hnsw"
-    return "quantized" if scope_messages <= QUANTIZED_MAX_CHUNKS else "hnsw"
+    return "quantized" if scope_messages <= tuning.QUANTIZED_MAX_CHUNKS else "hnsw"
 
 
 def team_overfetch(access: Access, filters: Filters, scope_messages: int) -> float:
@@ -121,9 +110,9 @@ def team_overfetch(access: Access, filters: Filters, scope_messages: int) -> flo
     short, the quantized path runs instead (``candidates``)."""
     team_messages = team_indexes.indexed_team_messages(access.team_ids[0]) or 0
     if filters.narrows_messages or not scope_messages:
-        return HNSW_OVERFETCH
+        return tuning.HNSW_OVERFETCH
     share = team_messages / scope_messages
-    return min(HNSW_OVERFETCH, max(1.0, share) * TEAM_OVERFETCH_MARGIN)
+    return min(tuning.HNSW_OVERFETCH, max(1.0, share) * tuning.TEAM_OVERFETCH_MARGIN)
 
 
 def _quantized(vector: str, access: Access, filters: Filters, chunk_limit: int) -> list[tuple]:
@@ -148,7 +137,7 @@ def _quantized(vector: str, access: Access, filters: Filters, chunk_limit: int) 
                 list(access.team_ids),
                 *where.params,
                 vector,
-                max(QUANTIZED_RERANK, chunk_limit * 4),
+                max(tuning.QUANTIZED_RERANK, chunk_limit * 4),
                 vector,
                 chunk_limit,
             ],
@@ -183,13 +172,13 @@ def _hnsw(
     where = message_where(access, filters)
     fetch = math.ceil(chunk_limit * overfetch)
     teams, team_params = team_condition(access, "c")  # a team's own graph, when it has one
-    ef_search = min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, fetch))
+    ef_search = min(tuning.HNSW_EF_SEARCH_MAX, max(tuning.HNSW_EF_SEARCH, fetch))
     # The planner still prefers "team index + sort" for most big teams, which reads every
     # chunk of the team: make the sort look unaffordable.
     plan = {
         "hnsw.iterative_scan": "relaxed_order",
         "hnsw.ef_search": ef_search,
-        "hnsw.max_scan_tuples": HNSW_MAX_SCAN_TUPLES,
+        "hnsw.max_scan_tuples": tuning.HNSW_MAX_SCAN_TUPLES,
         "enable_sort": "off",
     }
     rows = one_trip.fetch_all(

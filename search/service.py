@@ -19,6 +19,7 @@ from search import (
     semantic,
     speakers,
     temporal,
+    tuning,
 )
 from search.filters import whole_session_where
 from search.snippets import Snippet, snippets
@@ -31,7 +32,6 @@ logger = logging.getLogger(__name__)
 
 MODES = ("hybrid", "semantic", "keyword")
 MAX_LIMIT = 100
-MIN_POOL = 50  # candidates taken from each side, at least
 HITS_PER_SESSION = 3
 
 
@@ -84,7 +84,7 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     started = time.perf_counter()
     filters, mode = searched_filters(request.filters, request.include_archived), request.mode
     documents = keyword.scope_documents(access, filters)
-    pool = max(MIN_POOL, request.limit * (10 if request.group_by_session else 5))
+    pool = max(tuning.MIN_POOL, request.limit * (10 if request.group_by_session else 5))
     # Names the project's people are called by also find their messages (search/aliases.py).
     named = aliases.expansions(access, request.query)
     # The keyword side runs on its own connection while this thread embeds the query and
@@ -238,7 +238,7 @@ def _speaker_focus(
     learned alias (``aliased``: search/aliases.py), and the speaker's self-statements
     lifted; the changed relevance is the one shown, so the order stays the score's
     (search/speakers.py)."""
-    if not ranked or (speakers.OTHERS_FACTOR == 1.0 and speakers.SELF_LIFT == 0.0):
+    if not ranked or (tuning.OTHERS_FACTOR == 1.0 and tuning.SELF_LIFT == 0.0):
         return ranked
     authors = {c.author for c in ranked if c.author}
     named = speakers.named(query, authors) | (aliased & authors)
@@ -254,7 +254,7 @@ def _speaker_focus(
 
 def _states_self(c: ranking.Candidate) -> bool:
     """A self-statement (search/speakers.py): a first-person word, and no question."""
-    return c.first_person and not (speakers.SELF_NOT_QUESTION and c.question)
+    return c.first_person and not (tuning.SELF_NOT_QUESTION and c.question)
 
 
 def _load_messages(message_ids: list[int]) -> dict[int, Message]:

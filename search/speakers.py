@@ -6,10 +6,11 @@ message of a chat between two people — and the vector side does not know who s
 
 So when the query names the author of some of the candidates (the first word of their name
 as a word of the query: "Kate" for "Kate Miller", and for the handles chat apps show, "kate_m"
-or "kate.miller"), the other authors' candidates keep ``OTHERS_FACTOR`` of their
-score and the list is sorted again (stably: equal scores keep their order). A query naming
-nobody is left as it is; one naming every author changes nothing. Tool messages never count
-as named speakers (a question naming a tool asks about its use, not its output alone).
+or "kate.miller"), the other authors' candidates keep ``OTHERS_FACTOR`` of their score
+(it and ``SELF_LIFT`` are in ``search/tuning.py``) and the list is sorted again (stably:
+equal scores keep their order). A query naming nobody is left as it is; one naming every
+author changes nothing. Tool messages never count as named speakers (a question naming a
+tool asks about its use, not its output alone).
 
 Among the named speaker's own messages, those that **state something about themselves**
 carry the facts such a question asks about ("I just signed up for a pottery class"), and
@@ -33,14 +34,11 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
+from search import tuning
 from sessions.enrich.aliases import NOT_NAMES
 
 T = TypeVar("T")
 
-OTHERS_FACTOR = 0.8
-# Chosen on LoCoMo 0-4, checked on 5-9 and the other sets (docs/benchmarks.md).
-SELF_LIFT = 0.2
-SELF_NOT_QUESTION = True  # a message ending with a question mark is not a self-statement
 # A first-person word, as a PostgreSQL regular expression (``~*``: any case; "I'm", "we've"
 # hold one too, the apostrophe ending the word).
 FIRST_PERSON = r"\m(i|me|my|mine|myself|we|us|our|ours|ourselves)\M"
@@ -85,8 +83,8 @@ def focus(
     (``OTHERS_FACTOR``) and, given ``states_self``, that of the speakers' self-statements
     lifted by ``lift`` (``SELF_LIFT``) of what it lacks; best first, ties keep the input
     order."""
-    factor = OTHERS_FACTOR if factor is None else factor
-    lift = SELF_LIFT if lift is None else lift
+    factor = tuning.OTHERS_FACTOR if factor is None else factor
+    lift = tuning.SELF_LIFT if lift is None else lift
     if not 0.0 <= factor <= 1.0 or not 0.0 <= lift <= 1.0:
         raise ValueError("factor and lift must be within 0..1")
     if not speakers:

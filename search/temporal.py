@@ -9,7 +9,8 @@ So when the question asks when (``search/query_intent.py``: it begins with "when
 year", "which month", "how long", "how many days", …), candidates that hold a time
 expression (``TIME_QUERY``: yesterday, ago, last night, a weekday, a month, a year, …;
 read in the query that already reads the candidates' kinds) are lifted by ``LIFT`` of what
-they lack (``relevance + (1 − relevance) × LIFT``) and the list is sorted again; the lifted
+they lack (``relevance + (1 − relevance) × LIFT``; ``tuning.TEMPORAL_LIFT``) and the list is
+sorted again; the lifted
 relevance is the one shown. Among themselves, lifted messages keep their order, and a
 message that does not say when keeps its relevance. The words are English: elsewhere no
 message holds one and nothing changes.
@@ -20,12 +21,10 @@ at most ``LIFT`` of what it lacks, and stays within 0..1; the output is best fir
 
 from __future__ import annotations
 
+from search import tuning
 from search.query_intent import QueryIntent
 from search.ranking import Candidate, lifted
 
-# Chosen on LoCoMo 0-4: turn R@10 0.805 for any lift from 0.3 to 0.7, and 0.5 is the middle;
-# checked on 5-9 and the other sets (docs/benchmarks.md).
-LIFT = 0.5
 # A time expression, as ``to_tsquery`` text of the messages' search configuration: matched
 # against a message's stored ``search_vector`` (its lexemes, stemmed as the message's were),
 # which is cheap where a regular expression over each candidate's text cost ~5 ms a search.
@@ -42,6 +41,6 @@ TIME_QUERY = (
 
 def lift(candidates: list[Candidate], intent: QueryIntent) -> list[Candidate]:
     """Best first, with the candidates that say when lifted when the question asks when."""
-    if not LIFT or not intent.asks_when:
+    if not tuning.TEMPORAL_LIFT or not intent.asks_when:
         return candidates
-    return lifted(candidates, LIFT, lambda c: c.says_when)
+    return lifted(candidates, tuning.TEMPORAL_LIFT, lambda c: c.says_when)

@@ -217,7 +217,7 @@ class Session(Enrichable, TeamOwned):
         default=-1, help_text="Messages up to this seq are in the summary and entities."
     )
     updated_at = models.DateTimeField(auto_now=True)
-    # Seed 001 §7 decay: its inputs (reads are counted by sessions/forget/access.py) and the
+    # Seed 001 §7 decay: its inputs (reads are counted by sessions/forget/read_counts.py) and the
     # priority the lifecycle run computes from them.
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from sessions.enrich import pipeline
 from sessions.enrich.poke import more_work_arrived, poke_enrichment
-from sessions.forget import access, anonymize, archive, decay, derived, retention
+from sessions.forget import anonymize, archive, decay, derived, read_counts, retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
 from sessions.signals import decay_due
@@ -121,7 +121,7 @@ def flush_access() -> int:
     from celery import current_app as app
 
     with app.connection_for_write() as conn:
-        return access.flush_access(conn.default_channel.client)
+        return read_counts.flush_access(conn.default_channel.client)
 
 
 @shared_task(name="sessions.tasks.update_decay", ignore_result=True, **RETRYING)

@@ -5,9 +5,14 @@ in each team) or an agent (a project API token: that project only, with the perm
 chosen when the token was made). Views ask for a role (``can(Role.X, team)``); a token
 answers with its permissions, through ``TOKEN_PERMISSION_FOR_ROLE``, the one place the two
 meet. ``Access.for_request`` builds it; ``narrowed`` limits it to one of its teams or
-projects (the UI's team switcher, an explicit ``project`` parameter). Views ask it for
-querysets (``scope``) and for permission (``can``); search reads its ``team_ids`` and
-``project_ids`` to write the same scope in SQL.
+projects (the UI's team switcher, an explicit ``project`` parameter); ``where_can`` limits
+it to the teams where it has a role (deleting in bulk, the deletion records: an admin's).
+Views ask it for querysets (``scope``) and for permission (``can``); search reads its
+``team_ids`` and ``project_ids`` to write the same scope in SQL.
+
+Some rows belong to the whole team rather than to one project (a memory of team scope,
+shared with every agent of the team): their model names them in ``TEAM_WIDE_ROWS`` (a
+``Q``), and ``scope`` shows them from every project of the team.
 
 Another team's object is simply not in the querysets, so looking it up is a 404. A role too
 low for an action on a visible object is a 403: its existence is no secret to a teammate.
@@ -18,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from django.db.models import Q
 from django.utils import timezone
 
 from teams.directories import directory_of
@@ -154,13 +160,24 @@ class Access:
         roles = {t: self.roles[t] for t in team_ids if t in self.roles}
         return replace(self, team_ids=team_ids, project_ids=project_ids, roles=roles)
 
+    def where_can(self, role: str) -> Access:
+        """This caller limited to the teams where it has ``role`` (no team when it has it
+        in none); the projects it sees there are unchanged."""
+        team_ids = tuple(t for t in self.team_ids if self.can(role, t))
+        roles = {t: self.roles[t] for t in team_ids if t in self.roles}
+        return replace(self, team_ids=team_ids, roles=roles)
+
     def scope(self, queryset, project_field: str = "project_id"):
         """Limit a queryset of a team-owned model to what this caller may see.
         ``project_field`` reaches a row's project (``"session__project_id"`` for a
-        session's messages)."""
+        session's messages). The model's ``TEAM_WIDE_ROWS``, if it has them, are seen
+        from any project of their team."""
         queryset = queryset.filter(team_id__in=self.team_ids)
         if self.project_ids is not None:
-            queryset = queryset.filter(**{f"{project_field}__in": self.project_ids})
+            in_projects = Q(**{f"{project_field}__in": self.project_ids})
+            team_wide = getattr(queryset.model, "TEAM_WIDE_ROWS", None)
+            seen = in_projects if team_wide is None else in_projects | team_wide
+            queryset = queryset.filter(seen)
         return queryset
 
     def teams(self):

@@ -260,10 +260,10 @@ class TrashActions:
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         project, access = self.project_named(data.get("project"))
-        teams = [team for team in access.team_ids if access.can(Role.ADMIN, team)]
-        if not teams:
+        admin = access.where_can(Role.ADMIN)
+        if not admin.team_ids:
             raise exceptions.PermissionDenied(role_needed(Role.ADMIN))
-        selected = visible(access, include_deleted=True).filter(team_id__in=teams)
+        selected = visible(admin, include_deleted=True)
         if project is not None:  # its own memories, not the team's shared from elsewhere
             selected = selected.filter(project=project)
         selected = _narrowed(selected, data)

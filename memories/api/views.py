@@ -58,9 +58,9 @@ from memories.models import (
     MemoryType,
     Origin,
 )
-from memories.retrieve.access import record_access
 from memories.retrieve.aggregate import timeline, topics
 from memories.retrieve.query import apply, visible
+from memories.retrieve.read_counts import record_access
 from memories.retrieve.related import related
 from memories.retrieve.search import search_memories
 from search.api.views import InvalidQuery
@@ -231,7 +231,6 @@ class MemoryScopedMixin:
 class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
     """Memories of the caller's projects (and those its team shares)."""
 
-    base_queryset = Memory.objects.all()
     parser_classes = [JSONParser]
     lookup_url_kwarg = "id"
     serializer_class = MemorySerializer
@@ -286,6 +285,11 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
 
     def ordering(self) -> tuple[str, ...]:
         return SORTS[self.sort]
+
+    def get_queryset(self):
+        """The caller's live memories, as every memory view reads them (``visible``, through
+        ``Access.scope``), for what asks a generic view for its queryset (the schema)."""
+        return self.memories()
 
     @extend_schema(
         request=RECORD_REQUEST,

@@ -1,5 +1,6 @@
 """A memory's priority by its type (seed 001 §7.2): decisions fade slowly, agent states fast.
 
+The one decay model (``sessions/forget/decay_model.py``) with a rule per type:
 ``priority = base · e^(−rate·days since the last read) · e^(−0.01·days since it was said)
 + min(0.2, boost·reads)``, then the type's floors, clamped to 0..1:
 
@@ -8,38 +9,28 @@
 - an open critical finding stays at 0.8 or more; a resolved finding decays 1.5× faster;
 - a high-impact decision stays at 0.9 or more.
 
-The formula exists in Python (``priority``) and in SQL (``PRIORITY_SQL``, for the periodic
-bulk update); tests check they agree.
+The rules and floors are written in Python (``priority``) and in SQL (``PRIORITY_SQL``, for
+the periodic bulk update and a read's update); tests check they agree.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from dataclasses import dataclass
 
-from django.db import connection
 from django.utils import timezone
 
 from memories.models import MemoryType
+from sessions.forget import decay_model
+from sessions.forget.decay_model import DecayRule
 
 logger = logging.getLogger(__name__)
 
-AGE_DECAY_PER_DAY = 0.01
-MAX_READ_BOOST = 0.2
 RESOLVED_RATE_FACTOR = 1.5
 EXPLICIT_PREFERENCE_FLOOR = 0.6
 INFERRED_PREFERENCE_FLOOR = 0.3
 OPEN_CRITICAL_FLOOR = 0.8
 HIGH_IMPACT_DECISION_FLOOR = 0.9
-BATCH_IDS = 5000
-
-
-@dataclass(frozen=True)
-class DecayRule:
-    base_priority: float
-    rate: float  # per day without a read
-    boost: float  # per read
+TABLE = "memories_memory"
 
 
 # Seed 001 §7.2. Learnings and facts are not in its table: learnings "persist longer" than
@@ -72,14 +63,13 @@ def priority(
     impact: str = "",
 ) -> float:
     if pinned:
-        return min(1.0, max(0.0, base))
+        return decay_model.clamped(base)
     rule = RULES[kind]
     rate = rule.rate * (RESOLVED_RATE_FACTOR if resolution == "resolved" else 1.0)
-    value = base * math.exp(-rate * max(0.0, days_since_access)) * math.exp(
-        -AGE_DECAY_PER_DAY * max(0.0, days_since_creation)
-    ) + min(MAX_READ_BOOST, rule.boost * access_count)
-    value = max(value, _floor(kind, confidence, severity, resolution, impact))
-    return min(1.0, max(0.0, value))
+    value = decay_model.faded(
+        base, rate, rule.boost, days_since_access, days_since_creation, access_count
+    )
+    return decay_model.clamped(max(value, _floor(kind, confidence, severity, resolution, impact)))
 
 
 def _floor(kind: str, confidence: str, severity: str, resolution: str, impact: str) -> float:
@@ -93,10 +83,6 @@ def _floor(kind: str, confidence: str, severity: str, resolution: str, impact: s
     if kind == MemoryType.DECISION and impact == "high":
         return HIGH_IMPACT_DECISION_FLOOR
     return 0.0
-
-
-def _days(now: str, then: str) -> str:
-    return f"greatest(0.0, extract(epoch from ({now} - {then})) / 86400.0)"
 
 
 def _case(column: str) -> str:
@@ -116,17 +102,19 @@ _FLOOR = f"""(CASE
     WHEN m.type = 'decision' AND m.details->>'implementation_impact' = 'high'
         THEN {HIGH_IMPACT_DECISION_FLOOR}
     ELSE 0.0 END)"""
-_NOW = "%(now)s::timestamptz"
-_LAST_READ = "coalesce(m.last_accessed_at, m.occurred_at)"
-_DECAYED = (
-    f"m.base_priority * exp(-{_RATE} * {_days(_NOW, _LAST_READ)})"
-    f" * exp(-{AGE_DECAY_PER_DAY} * {_days(_NOW, 'm.occurred_at')})"
-    f" + least({MAX_READ_BOOST}, {_case('boost')} * m.access_count)"
+_DECAYED = decay_model.faded_sql(
+    base="m.base_priority",
+    rate=_RATE,
+    boost=_case("boost"),
+    read_at="coalesce(m.last_accessed_at, m.occurred_at)",
+    created="m.occurred_at",
+    reads="m.access_count",
+    now="%(now)s::timestamptz",
 )
 # Every memory's priority as SQL over its own columns (alias ``m``) and ``%(now)s``.
 PRIORITY_SQL = (
-    "(CASE WHEN m.pinned THEN least(1.0, greatest(0.0, m.base_priority)) ELSE "
-    f"least(1.0, greatest(0.0, greatest({_DECAYED}, {_FLOOR}))) END)::float8"
+    f"(CASE WHEN m.pinned THEN {decay_model.clamped_sql('m.base_priority')} ELSE "
+    f"{decay_model.clamped_sql(f'greatest({_DECAYED}, {_FLOOR})')} END)::float8"
 )
 
 
@@ -150,19 +138,8 @@ def priority_of(memory, now=None) -> float:
 
 def update_priorities(now=None) -> int:
     """Recompute every live memory's priority, by id range; returns how many changed."""
-    now = now or timezone.now()
-    changed = 0
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM memories_memory")
-        low, high = cursor.fetchone()
-    for start in range(low, high + 1, BATCH_IDS):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE memories_memory m SET priority = {PRIORITY_SQL}"
-                " WHERE m.id >= %(low)s AND m.id < %(high)s AND m.status <> 'deleted'"
-                f" AND abs(m.priority - {PRIORITY_SQL}) > 1e-6",
-                {"now": now, "low": start, "high": start + BATCH_IDS},
-            )
-            changed += cursor.rowcount
+    changed = decay_model.recompute(
+        TABLE, "m", "priority", PRIORITY_SQL, "m.status <> 'deleted'", now or timezone.now()
+    )
     logger.info("decay: %d memory priorities updated", changed)
     return changed

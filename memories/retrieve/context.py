@@ -18,8 +18,8 @@ from __future__ import annotations
 from django.db.models import Q
 
 from memories.models import Memory, MemoryType, Resolution
-from memories.retrieve.access import note_access
 from memories.retrieve.query import MemoryFilters, apply, visible
+from memories.retrieve.read_counts import note_access
 from memories.retrieve.search import search_memories
 from search.context_sections import Section, SectionRequest
 from sessions.embedding.tokens import count_tokens

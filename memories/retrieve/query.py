@@ -1,7 +1,8 @@
 """Which memories a caller sees and how a list of them is narrowed (seed 001 §4.1).
 
-``visible(access)`` is the one scoping path (teams, projects; deleted memories and those of
-trashed sessions are left out). ``MemoryFilters`` is what a caller asked for; ``apply``
+``visible(access)`` is what a caller sees: the memories ``Access.scope`` (the one scoping
+path, team-shared memories included) lets through, deleted ones and those of trashed
+sessions left out. ``MemoryFilters`` is what a caller asked for; ``apply``
 narrows a queryset by it. The API, the UI, search and context all read memories this way.
 """
 
@@ -12,7 +13,7 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from memories.models import Memory, MemoryScope, MemoryStatus
+from memories.models import Memory, MemoryStatus
 from teams.access import Access
 
 # Below this priority a memory counts as decayed: left out unless ``include_decayed``.
@@ -47,10 +48,7 @@ def visible(access: Access, *, include_deleted: bool = False):
     team, whatever its project). ``include_deleted`` keeps deleted ones (to show, delete or
     restore one by its id)."""
     memories = Memory.objects.live() if not include_deleted else Memory.objects.of_live_sessions()
-    memories = memories.filter(team_id__in=access.team_ids)
-    if access.project_ids is not None:
-        memories = memories.filter(Q(project_id__in=access.project_ids) | Q(scope=MemoryScope.TEAM))
-    return memories
+    return access.scope(memories)
 
 
 def apply(queryset, filters: MemoryFilters):

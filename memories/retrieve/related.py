@@ -10,11 +10,8 @@ from pgvector.django import CosineDistance
 
 from memories.models import Memory, MemoryLink
 from memories.retrieve.query import MemoryFilters, apply, visible
+from search import tuning
 from teams.access import Access
-
-# How widely HNSW looks before the scope's filters apply (pgvector's iterative scan keeps
-# looking when the filters leave too few).
-EF_SEARCH = 100
 
 
 @dataclass
@@ -67,7 +64,7 @@ def related(access: Access, memory: Memory, *, limit: int = 5, min_similarity: f
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {tuning.HNSW_EF_SEARCH}")
         rows = sorted(nearest, key=lambda m: m.distance)  # relaxed order: sort exactly
         found.similar = [SimilarMemory(m, round(1 - float(m.distance), 4)) for m in rows]
     return found

@@ -28,23 +28,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, FloatField, Q, Value
+from django.db.models import BooleanField, FloatField, Value
 from django.db.models.expressions import RawSQL
 
-from memories.models import Memory, MemoryScope, MemoryStatus
+from memories.models import Memory, MemoryStatus
 from memories.retrieve.query import MemoryFilters, apply, visible
-from search import keyword, ranking, semantic
+from search import keyword, ranking, semantic, tuning
 from search.speed import parallel
 from teams.access import Access
 
 MODES = ("hybrid", "semantic", "keyword")
-MIN_POOL = 50  # candidates taken from each side, at least
 # IDFs are estimated as if over this many documents: only their ratios weigh the words.
 IDF_DOCUMENTS = 100_000
-HNSW_EF_SEARCH = 100
-HNSW_MAX_SCAN_TUPLES = 40_000
-# Up to this many memories in scope, the vector side is an exact scan (see _nearest).
-EXACT_SCAN_MAX_MEMORIES = 2_000
 DOCUMENT = '"memories_memory"."search_vector"'
 
 
@@ -65,7 +60,7 @@ def search_memories(
 ) -> list[MemoryHit]:
     """The memories ``access`` sees that best match ``query``, best first."""
     filters = filters or MemoryFilters()
-    pool = max(MIN_POOL, limit * 5)
+    pool = max(tuning.MIN_POOL, limit * 5)
     # The keyword side runs on its own connection while this thread embeds the query and
     # scans vectors, as message search does (search/speed/parallel.py).
     keyword_side = parallel.beside(_keyword_side, query, access, filters, pool, mode != "semantic")
@@ -110,19 +105,15 @@ def _distance(vector: str) -> RawSQL:
 
 
 def _columns_only(access: Access, filters: MemoryFilters):
-    """What ``visible`` + ``apply`` ask, on memory columns only (no join): the team, the
-    projects or team scope, not deleted, and the filters."""
-    memories = Memory.objects.filter(team_id__in=access.team_ids).exclude(
-        status=MemoryStatus.DELETED
-    )
-    if access.project_ids is not None:
-        memories = memories.filter(Q(project_id__in=access.project_ids) | Q(scope=MemoryScope.TEAM))
-    return apply(memories, filters)
+    """What ``visible`` + ``apply`` ask, on memory columns only (no join): the caller's
+    scope (``Access.scope``), not deleted, and the filters."""
+    return apply(access.scope(Memory.objects.exclude(status=MemoryStatus.DELETED)), filters)
 
 
 def _nearest(vector: str, access: Access, filters: MemoryFilters, pool: int) -> list[int]:
     scope = _columns_only(access, filters).filter(embedding__isnull=False)
-    if scope.values("id")[: EXACT_SCAN_MAX_MEMORIES + 1].count() <= EXACT_SCAN_MAX_MEMORIES:
+    exact_up_to = tuning.EXACT_SCAN_MAX_MEMORIES
+    if scope.values("id")[: exact_up_to + 1].count() <= exact_up_to:
         # A small scope is scanned exactly. Through the HNSW index it depends on what the
         # index holds besides: entries of rows deleted or updated since the last vacuum
         # (a memory's every read updates its row) are visited and passed over, and when
@@ -137,7 +128,7 @@ def _nearest(vector: str, access: Access, filters: MemoryFilters, pool: int) -> 
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
             " set_config('hnsw.ef_search', %s, true),"
             " set_config('hnsw.max_scan_tuples', %s, true)",
-            [str(max(HNSW_EF_SEARCH, pool)), str(HNSW_MAX_SCAN_TUPLES)],
+            [str(max(tuning.HNSW_EF_SEARCH, pool)), str(tuning.HNSW_MAX_SCAN_TUPLES)],
         )
         # relaxed_order may return near-ties out of order: the ranks come from the distances.
         return list(nearest)

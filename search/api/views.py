@@ -28,7 +28,7 @@ from search.service import SearchRequest, search, searched_filters, sessions_wit
 from search.similar import similar_sessions
 from sessions.entity_stats import entity_counts
 from sessions.filters import FiltersSerializer
-from sessions.forget.access import opened
+from sessions.forget.read_counts import opened
 from sessions.models import Entity, Session
 from teams.access import Access
 from teams.viewsets import ScopedAPIView

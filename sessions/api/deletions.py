@@ -141,11 +141,11 @@ class DeletionActions:
             if project is None:
                 raise exceptions.NotFound(f"No project {data['project']!r}.")
             access = access.narrowed(project=project)
-        teams = [t for t in access.team_ids if access.can(Role.ADMIN, t)]
-        if not teams:
+        admin = access.where_can(Role.ADMIN)
+        if not admin.team_ids:
             raise exceptions.PermissionDenied(role_needed(Role.ADMIN))
         filters = payload.filters()
-        selected = filters.apply(access.scope(Session.objects.filter(team_id__in=teams)))
+        selected = filters.apply(admin.scope(Session.objects.all()))
         plan = plan_bulk_delete(selected, check=False)
         body = {
             "dry_run": data["dry_run"],
@@ -253,7 +253,8 @@ class DeletionRecordViewSet(mixins.ListModelMixin, ScopedViewSet):
     pagination_class = DeletionCursorPagination
 
     def get_queryset(self):
-        records = admin_records(self.access, super().get_queryset())
+        # admin_records scopes them (to the teams the caller is an admin of), not the base.
+        records = admin_records(self.access, self.base_queryset.all())
         if records is None:
             raise exceptions.PermissionDenied(role_needed(Role.ADMIN))
         reference = self.request.query_params.get("project")

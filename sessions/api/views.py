@@ -58,7 +58,6 @@ from sessions.capture.service import append_messages as append_to_session
 from sessions.capture.service import capture_session, capture_sessions
 from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
 from sessions.filters import FiltersSerializer
-from sessions.forget.access import opened, record_access
 from sessions.forget.anonymize import anonymize_session, start_run
 from sessions.forget.archive import unarchive
 from sessions.forget.attachments import load_parsed as load_attachments
@@ -72,6 +71,7 @@ from sessions.forget.lifecycle import (
     restore,
     soft_delete,
 )
+from sessions.forget.read_counts import opened, record_access
 from sessions.forget.size import size_breakdown
 from sessions.models import KEYWORD_VECTORS, Message, Session
 from teams.models import Role, TokenPermission

@@ -1,7 +1,7 @@
 """Sessions nobody uses fade: active → idle → decaying → archived, and come back when used.
 
 The lifecycle clock is ``coalesce(last_active_at, created_at)``: the last read (written by
-the access flush, ``access.py``) or new message (the capture service). The daily
+the read-count flush, ``read_counts.py``) or new message (the capture service). The daily
 ``archive_check`` compares it with the project's thresholds (``idle_after_hours``,
 ``decaying_after_days``, ``archive_after_days``) and moves each live session to the state
 its age says, several steps at once if it is old enough. Every move is a conditional update

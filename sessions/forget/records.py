@@ -163,8 +163,7 @@ def record_state(record: DeletionRecord) -> str:
 def admin_records(access, records=None):
     """The deletion records ``access`` (a ``teams.access.Access``) may list: those of the
     teams it is an admin of (within its scope), or None when it is an admin of none."""
-    teams = [team for team in access.team_ids if access.can(Role.ADMIN, team)]
-    if not teams:
+    admin = access.where_can(Role.ADMIN)
+    if not admin.team_ids:
         return None
-    records = access.scope(DeletionRecord.objects.all() if records is None else records)
-    return records.filter(team_id__in=teams)
+    return admin.scope(DeletionRecord.objects.all() if records is None else records)

@@ -12,11 +12,10 @@ from pgvector.django import CosineDistance
 from memories.capture.record import MemoryDraft, record, resolve
 from memories.forget.decay import priority_of
 from memories.models import Memory, MemoryScope, MemoryType
-from memories.retrieve import search as memory_search
-from memories.retrieve.access import note_access
 from memories.retrieve.query import MemoryFilters
+from memories.retrieve.read_counts import note_access
 from memories.retrieve.search import search_memories
-from search import ranking
+from search import ranking, tuning
 from sessions.embedding.query import embed_query
 from teams.access import Access
 from tests.factories import ProjectFactory, SessionFactory
@@ -52,7 +51,7 @@ def ids(hits) -> list[int]:
 def test_a_paraphrase_is_found_by_meaning_with_no_shared_word(
     project, memories, monkeypatch, exact_up_to
 ):
-    monkeypatch.setattr(memory_search, "EXACT_SCAN_MAX_MEMORIES", exact_up_to)
+    monkeypatch.setattr(tuning, "EXACT_SCAN_MAX_MEMORIES", exact_up_to)
     hits = search_memories(access_of(project), "how do clients authenticate", limit=3)
     assert hits[0].memory == memories["oauth"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from search import asked_for
+from search import tuning
 from search.query_intent import intent_of
 from tests.search.corpus import capture, embed_all, ranked_turns
 from tests.search.test_api import client_for
@@ -34,7 +34,7 @@ def test_the_users_request_outranks_the_assistants_account_of_the_work(project, 
     client = client_for(project)
     assert order(client)[0] == REQUEST
     # Without the lift the account, which holds more of the question's words, comes first.
-    monkeypatch.setattr(asked_for, "LIFT", 0.0)
+    monkeypatch.setattr(tuning, "ASKED_FOR_LIFT", 0.0)
     assert order(client)[0] == ACCOUNT
 
 

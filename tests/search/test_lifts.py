@@ -9,18 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from search import asked_for, temporal
+from search import asked_for, temporal, tuning
 from search.query_intent import QueryIntent
 from search.ranking import Candidate
 
 LIFTS = {
     "a question that asks when lifts what says when": (
-        temporal,
+        (temporal, "TEMPORAL_LIFT"),
         "asks_when",
         lambda c: c.says_when,
     ),
     "a question about a request lifts a user's prose": (
-        asked_for,
+        (asked_for, "ASKED_FOR_LIFT"),
         "asks_for_request",
         lambda c: c.role == "user" and c.kind == "prose",
     ),
@@ -45,13 +45,14 @@ candidates = st.lists(
 @pytest.mark.parametrize("name", LIFTS)
 @given(ranked=candidates, asks=st.booleans(), share=st.floats(0, 1))
 def test_a_lift_raises_only_what_it_is_for_and_keeps_the_list_best_first(name, ranked, asks, share):
-    module, intent_field, lifted = LIFTS[name]
+    (module, constant), intent_field, lifted = LIFTS[name]
     before = {c.message_id: (c.relevance, lifted(c)) for c in ranked}
-    module.LIFT, saved = share, module.LIFT
+    saved = getattr(tuning, constant)
+    setattr(tuning, constant, share)
     try:
         out = module.lift(ranked, QueryIntent(**{intent_field: asks}))
     finally:
-        module.LIFT = saved
+        setattr(tuning, constant, saved)
     assert sorted(c.message_id for c in out) == sorted(before)
     for c in out:
         old, for_it = before[c.message_id]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search import ranking
+from search import ranking, tuning
 from search.query_intent import QueryIntent
 from search.ranking import Candidate
 from sessions.forget import decay
@@ -28,8 +28,8 @@ def test_a_message_both_sides_found_beats_one_found_by_a_single_side():
 def test_rrf_value_without_session_neighbours():
     alone = Candidate(1, session_id=10, rank_vector=2, rank_keyword=5)
     ranking.fuse([alone], "hybrid")
-    rrf = ranking.VECTOR_WEIGHT / (ranking.RRF_K + 2) + ranking.KEYWORD_WEIGHT / (ranking.RRF_K + 5)
-    assert alone.fused == pytest.approx(rrf * (1 + ranking.SESSION_BOOST))
+    rrf = tuning.VECTOR_WEIGHT / (tuning.RRF_K + 2) + tuning.KEYWORD_WEIGHT / (tuning.RRF_K + 5)
+    assert alone.fused == pytest.approx(rrf * (1 + tuning.SESSION_BOOST))
 
 
 def test_a_session_matching_several_times_outranks_one_lucky_hit():
@@ -44,8 +44,8 @@ def test_the_session_boost_counts_only_the_best_few():
     # Ten weak matches must not add up to more than SESSION_BEST of them.
     weak = [Candidate(m, session_id=20, rank_vector=40 + m) for m in range(10)]
     ranking.fuse(weak, "semantic")
-    best = sorted((1 / (ranking.RRF_K + 40 + m) for m in range(10)), reverse=True)
-    boost = ranking.SESSION_BOOST * sum(best[: ranking.SESSION_BEST])
+    best = sorted((1 / (tuning.RRF_K + 40 + m) for m in range(10)), reverse=True)
+    boost = tuning.SESSION_BOOST * sum(best[: tuning.SESSION_BEST])
     assert weak[0].fused == pytest.approx(best[0] + boost)
 
 
@@ -57,17 +57,17 @@ def test_modes_fuse_only_their_own_side():
 
 
 def test_relevance_maps_similarity_and_lifts_by_keyword_coverage():
-    at_floor = Candidate(1, similarity=ranking.SIMILARITY_FLOOR)
-    at_ceil = Candidate(2, similarity=ranking.SIMILARITY_CEIL)
-    half = Candidate(3, similarity=(ranking.SIMILARITY_FLOOR + ranking.SIMILARITY_CEIL) / 2)
+    at_floor = Candidate(1, similarity=tuning.SIMILARITY_FLOOR)
+    at_ceil = Candidate(2, similarity=tuning.SIMILARITY_CEIL)
+    half = Candidate(3, similarity=(tuning.SIMILARITY_FLOOR + tuning.SIMILARITY_CEIL) / 2)
     assert ranking.relevance(at_floor, "semantic") == 0.0
     assert ranking.relevance(at_ceil, "semantic") == 1.0
     assert ranking.relevance(half, "semantic") == pytest.approx(0.5)
     half.coverage = 1.0
-    assert ranking.relevance(half, "hybrid") == pytest.approx(0.5 + 0.5 * ranking.KEYWORD_LIFT)
+    assert ranking.relevance(half, "hybrid") == pytest.approx(0.5 + 0.5 * tuning.KEYWORD_LIFT)
     assert ranking.relevance(half, "keyword") == 1.0
     words_only = Candidate(4, coverage=0.6)  # found by keyword alone: no vector
-    assert ranking.relevance(words_only, "hybrid") == pytest.approx(ranking.KEYWORD_LIFT * 0.6)
+    assert ranking.relevance(words_only, "hybrid") == pytest.approx(tuning.KEYWORD_LIFT * 0.6)
 
 
 def test_recency_priority_follows_seed_001():
@@ -99,7 +99,7 @@ def test_decaying_sessions_rank_lower_and_others_keep_their_order():
     states = {10: ("decaying", 1.0), 20: ("idle", 0.1), 30: ("active", 1.0)}
     ranked = ranking.adjust_for_lifecycle(list(candidates), states, recency=False)
     assert [c.message_id for c in ranked] == [2, 1, 3]
-    assert ranked[1].relevance == pytest.approx(0.60 * ranking.DECAYING_FACTOR)
+    assert ranked[1].relevance == pytest.approx(0.60 * tuning.DECAYING_FACTOR)
     # Without a decaying session nothing changes: the same list, in the same order, ties
     # included.
     tied = [Candidate(5, session_id=30, relevance=0.2), Candidate(4, session_id=20, relevance=0.2)]
@@ -139,7 +139,7 @@ def test_a_better_match_scores_higher_without_a_ceiling():
 
 
 def test_unrelated_text_scores_zero_and_words_raise_the_score():
-    unrelated = Candidate(1, session_id=1, similarity=ranking.SIMILARITY_FLOOR - 0.05)
+    unrelated = Candidate(1, session_id=1, similarity=tuning.SIMILARITY_FLOOR - 0.05)
     worded = Candidate(2, session_id=2, similarity=0.3, coverage=1.0, keyword_score=0.2)
     bare = Candidate(3, session_id=3, similarity=0.3)
     scored([unrelated, worded, bare])

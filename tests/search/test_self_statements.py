@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from search import speakers
+from search import speakers, tuning
 from tests.search.corpus import embed_all, ranked_turns
 from tests.search.test_aggregate import chat
 from tests.search.test_api import client_for
@@ -35,7 +35,7 @@ def test_a_persons_self_statement_outranks_their_question_on_the_same_topic(proj
     client = client_for(project)
     assert order(client)[0] == STATEMENT
     # Without the lift her question, the closer paraphrase, comes first.
-    monkeypatch.setattr(speakers, "SELF_LIFT", 0.0)
+    monkeypatch.setattr(tuning, "SELF_LIFT", 0.0)
     assert order(client)[0] == HER_QUESTION
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from search import semantic
+from search import semantic, tuning
 from search.service import SearchRequest, search, sessions_with_entity
 from search.speed import team_indexes
 from sessions.filters import Filters
@@ -151,9 +151,9 @@ def test_another_teams_data_is_never_found(project, corpus, monkeypatch, path):
 def approximate_path(monkeypatch, path: str) -> None:
     """Send every scope down the quantized, the HNSW or (with every team that has messages
     given its own indexes) the team-HNSW path."""
-    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 0)
+    monkeypatch.setattr(tuning, "EXACT_SCAN_MAX_CHUNKS", 0)
     if path == "hnsw":
-        monkeypatch.setattr(semantic, "QUANTIZED_MAX_CHUNKS", 0)
+        monkeypatch.setattr(tuning, "QUANTIZED_MAX_CHUNKS", 0)
     if path == "team-hnsw":
         monkeypatch.setattr(team_indexes, "min_messages", lambda: 1)
         assert build_team_indexes()
@@ -234,15 +234,15 @@ def test_team_graph_is_read_only_as_far_as_the_scope_needs(project, corpus, monk
     team = Access(team_ids=(project.team_id,))
     whole = semantic.team_overfetch(team, Filters(), chunks)
     half = semantic.team_overfetch(team, Filters(), chunks // 2)
-    assert whole == semantic.TEAM_OVERFETCH_MARGIN
-    assert half == pytest.approx(min(semantic.HNSW_OVERFETCH, 2 * whole), rel=0.02)
+    assert whole == tuning.TEAM_OVERFETCH_MARGIN
+    assert half == pytest.approx(min(tuning.HNSW_OVERFETCH, 2 * whole), rel=0.02)
     # A role filter is not in the scope's count: the full overfetch.
     with_role = semantic.team_overfetch(team, Filters(role="assistant"), chunks)
-    assert with_role == semantic.HNSW_OVERFETCH
+    assert with_role == tuning.HNSW_OVERFETCH
     # And a whole-team search with the smaller fetch still finds what the exact scan does.
     request = SearchRequest("deploying to production", mode="semantic", limit=5)
     fast = search(team, request)
-    monkeypatch.setattr(semantic, "EXACT_SCAN_MAX_CHUNKS", 10**9)
+    monkeypatch.setattr(tuning, "EXACT_SCAN_MAX_CHUNKS", 10**9)
     exact = search(team, request)
     assert fast.vector_path == "team-hnsw" and exact.vector_path == "exact"
     # (The distractors repeat their texts: equal distances may come in either order.)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from search import temporal
+from search import tuning
 from search.query_intent import intent_of
 from tests.search.corpus import embed_all, ranked_turns
 from tests.search.test_aggregate import chat
@@ -36,7 +36,7 @@ def test_the_message_that_says_when_outranks_the_one_that_names_the_thing(projec
     ranked = order(client)
     assert ranked.index(SAYS_WHEN) < ranked.index(NAMES_IT)
     # Without the lift the question's words win.
-    monkeypatch.setattr(temporal, "LIFT", 0.0)
+    monkeypatch.setattr(tuning, "TEMPORAL_LIFT", 0.0)
     ranked = order(client)
     assert ranked.index(NAMES_IT) < ranked.index(SAYS_WHEN)
 

@@ -10,7 +10,7 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions.forget import decay
+from sessions.forget import decay, decay_model
 from sessions.models import Session
 from tests.factories import SessionFactory
 
@@ -51,7 +51,7 @@ def test_sql_and_python_agree(created_days, accessed_days, count):
 
 
 def test_update_recomputes_live_sessions_in_id_ranges(monkeypatch):
-    monkeypatch.setattr(decay, "BATCH_IDS", 2)  # several ranges, some with gaps
+    monkeypatch.setattr(decay_model, "BATCH_IDS", 2)  # several ranges, some with gaps
     sessions = [SessionFactory() for _ in range(5)]
     trashed = sessions.pop()
     ages = {s.pk: 10 * i for i, s in enumerate(sessions)}

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from sessions.capture.service import append_messages
-from sessions.forget import access
+from sessions.forget import read_counts
 from sessions.forget.archive import archive_check
 from sessions.forget.lifecycle import soft_delete
 from sessions.models import Lifecycle, Session
@@ -78,7 +78,7 @@ class Lifecycles(RuleBasedStateMachine):
     @rule(i=st.integers(0, SESSIONS - 1))
     def counted_read(self, i):
         """A read that counts (context, export): wakes idle and decaying sessions."""
-        access.record_access([self.sessions[i].pk])
+        read_counts.record_access([self.sessions[i].pk])
         flush_reads()
         self.age[i] = 0
         if not self.trashed[i] and self.state[i] != Lifecycle.ARCHIVED:
@@ -90,7 +90,7 @@ class Lifecycles(RuleBasedStateMachine):
         if self.trashed[i]:
             return
         session = Session.objects.get(pk=self.sessions[i].pk)
-        access.opened(session)
+        read_counts.opened(session)
         flush_reads()
         self.age[i] = 0
         self.state[i] = Lifecycle.ACTIVE

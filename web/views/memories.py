@@ -32,8 +32,8 @@ from memories.models import (
     MemoryType,
     Resolution,
 )
-from memories.retrieve.access import note_access
 from memories.retrieve.query import MemoryFilters, apply, visible
+from memories.retrieve.read_counts import note_access
 from memories.retrieve.search import search_memories
 from sessions.models import KEYWORD_VECTORS, Session
 from teams.models import Role

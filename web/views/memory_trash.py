@@ -118,7 +118,7 @@ def _selected(workspace: Workspace, data: dict):
     one is picked)."""
     project = next((p for p in workspace.projects if p.pk == data.get("project")), None)
     access = workspace.narrowed(project.pk if project else None)
-    memories = visible(access, include_deleted=True).filter(team_id__in=access.team_ids)
+    memories = visible(access, include_deleted=True)
     if project is not None:
         memories = memories.filter(project=project)
     for name in ("topic", "type", "agent", "person"):

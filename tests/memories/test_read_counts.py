@@ -14,7 +14,7 @@ from memories.capture.record import MemoryDraft, record
 from memories.forget.decay import priority_of
 from memories.forget.trash import delete as delete_memory
 from memories.models import Memory, MemoryType
-from memories.retrieve.access import note_access
+from memories.retrieve.read_counts import note_access
 from tests.factories import ProjectFactory
 
 VECTOR = [1.0] + [0.0] * 383

@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions.forget import access, decay
+from sessions.forget import decay, read_counts
 from sessions.models import Lifecycle, Session
 from tests.conftest import REPO_ROOT, child_env
 from tests.factories import SessionFactory
@@ -23,10 +23,10 @@ from tests.search.test_api import client_for
 
 @pytest.fixture(autouse=True)
 def clean_buffer():
-    access.READS.reset()
+    read_counts.READS.reset()
     forget_reads()
     yield
-    access.READS.reset()
+    read_counts.READS.reset()
     forget_reads()
 
 
@@ -44,8 +44,8 @@ def test_a_flush_adds_reads_moves_the_clocks_and_wakes_idle_sessions():
         Session.objects.filter(pk=session.pk).update(
             lifecycle=state, created_at=created, access_count=2, decay_priority=0.1
         )
-    access.record_access([idle.pk, decaying.pk, archived.pk], now=now - timedelta(seconds=30))
-    access.record_access([idle.pk], now=now - timedelta(seconds=10))
+    read_counts.record_access([idle.pk, decaying.pk, archived.pk], now=now - timedelta(seconds=30))
+    read_counts.record_access([idle.pk], now=now - timedelta(seconds=10))
     assert flush_reads(now) == 3
     idle.refresh_from_db()
     assert idle.access_count == 4
@@ -79,7 +79,7 @@ def test_reads_through_the_api_are_counted_only_at_the_flush(project):
 READER = """
 import sys, django
 django.setup()
-from sessions.forget.access import record_access
+from sessions.forget.read_counts import record_access
 ids = [int(x) for x in sys.argv[2].split(",")]
 for _ in range(int(sys.argv[1])):
     record_access(ids)
@@ -142,12 +142,12 @@ def test_reads_answer_at_once_while_redis_is_down_and_are_counted_after(
     for _ in range(10):
         assert client.get(f"/api/v1/sessions/{session.public_id}/messages").status_code == 200
     assert time.monotonic() - started < 1.0  # paused after the failure: no wait at all
-    assert access._held_counts[session.pk] == 11
+    assert read_counts._held_counts[session.pk] == 11
 
     monkeypatch.undo()  # Redis is back
-    access.READS.reset()
-    access.record_access([other.pk])
-    assert not access._held_counts
+    read_counts.READS.reset()
+    read_counts.record_access([other.pk])
+    assert not read_counts._held_counts
     flush_reads()
     session.refresh_from_db()
     other.refresh_from_db()
