@@ -164,7 +164,7 @@ class Memory(models.Model):
         max_length=10, blank=True, help_text="offline or llm, for extracted memories."
     )
     occurred_at = models.DateTimeField(help_text="When it was said (its first evidence).")
-    # Seed 001 §7 decay, with per-type rules (memories/forget/decay.py).
+    # Seed 001 §7 decay, with per-type rules (memories/decay.py).
     base_priority = models.FloatField(default=1.0)
     priority = models.FloatField(default=1.0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)

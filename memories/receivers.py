@@ -6,9 +6,9 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
-from memories.enrich.poke import poke_extraction
-from memories.forget import decay
+from memories import decay
 from memories.models import MemoryExtraction
+from memories.poke import poke_extraction
 from sessions.models import EnrichmentStatus
 from sessions.signals import decay_due, session_enriched
 

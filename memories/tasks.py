@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memories.diary import distill, due
 from memories.enrich import run
-from memories.enrich.poke import EXTRACTION
+from memories.poke import EXTRACTION
 from sessions.enrich import pipeline
 from sessions.tasks import RETRYING, TASK_BUDGET_SECONDS, embed_pending  # the same as theirs
 from teams.models import Team

@@ -370,7 +370,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60,
         "options": {"expires": 60},
     },
-    # Decay priorities fall with time alone: recompute them (sessions/forget/decay.py).
+    # Decay priorities fall with time alone: recompute them (sessions/decay.py).
     "update-decay": {
         "task": "sessions.tasks.update_decay",
         "schedule": 6 * 3600,

@@ -39,7 +39,7 @@ points to is lifted by ``(1 − relevance) × EXTRA_LIFT × k/(k + rank − 1)``
 
 **Lifecycle**: a decaying session's messages are multiplied by ``DECAYING_FACTOR``; with
 ``recency``, by ``(1 − RECENCY_WEIGHT) + RECENCY_WEIGHT·priority`` (the session's decay
-priority, ``sessions/forget/decay.py``). Both lower what is shown too.
+priority, ``sessions/decay.py``). Both lower what is shown too.
 
 **MMR** (optional, ``mmr``): greedy maximal marginal relevance; each message's relevance
 becomes what MMR weighed it at, ``relevance − top·(1 − λ)/λ·redundancy`` (its highest

@@ -181,6 +181,23 @@ class SessionPartQuerySet(models.QuerySet):
         return self.filter(session=session, team_id=session.team_id)
 
 
+class MessageQuerySet(SessionPartQuerySet):
+    def requeue_unembedded(self, session_pk: int) -> int:
+        """Put the session's messages that have no chunks back to pending embedding (removed
+        messages stay as they are); returns how many. The caller holds the session row. A
+        capture into an archived session and leaving the archive both do it."""
+        return (
+            self.filter(session_id=session_pk, removed_at__isnull=True)
+            .exclude(chunks__isnull=False)
+            .update(
+                enrichment_status=EnrichmentStatus.PENDING,
+                enrichment_attempts=0,
+                enrichment_error="",
+                claimed_by=None,
+            )
+        )
+
+
 class Session(Enrichable, TeamOwned):
     project = _owned_by(Project, "sessions")
     public_id = models.CharField(max_length=100, editable=False)
@@ -334,7 +351,7 @@ class Message(Enrichable, TeamOwned):
         "connection holds the batch's advisory lock (sessions/enrich/pipeline.py).",
     )
 
-    objects = SessionPartQuerySet.as_manager()
+    objects = MessageQuerySet.as_manager()
 
     class Meta:
         ordering = ["session", "seq"]

@@ -1,6 +1,6 @@
 """What the sessions app tells the apps that stand on it (``memories``), without importing
 them: each is sent once the change it reports is committed. (Forgetting is not a signal:
-``sessions/forget/derived.py`` calls what is derived, inside the erasure's transaction.)
+``sessions/derived.py`` calls what is derived, inside the erasure's transaction.)
 """
 
 from django.dispatch import Signal

@@ -20,11 +20,12 @@ from django.db import OperationalError
 from django.db.models import Count, F, Func, Sum
 from django.utils import timezone
 
+from sessions import decay, derived
 from sessions.enrich import pipeline
-from sessions.enrich.poke import more_work_arrived, poke_enrichment
-from sessions.forget import anonymize, archive, decay, derived, read_counts, retention
+from sessions.forget import anonymize, archive, read_counts, retention
 from sessions.forget.lifecycle import purge_expired
 from sessions.models import EnrichmentStatus, Message, Session
+from sessions.poke import more_work_arrived, poke_enrichment
 from sessions.signals import decay_due
 from teams.models import Project
 

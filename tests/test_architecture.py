@@ -190,3 +190,32 @@ def test_no_server_package_imports_the_client(import_graph):
         if target.split(".")[0] == "memoryapp_client"
     )
     assert not found, "the server imports the client:\n" + "\n".join(found)
+
+
+# Each app's stage folders, in the order a session's data flows through them: a stage
+# imports the stages before it (and the app's own modules: models, decay, derived, poke),
+# never one after it.
+STAGES = ("capture", "enrich", "retrieve", "forget")
+# The one exception: a capture over the project's session quota compacts the session's
+# oldest messages (forget/compaction.py) before it refuses, inside the capture's own
+# transaction, as the project's lifecycle policy says.
+STAGE_EXCEPTIONS = {("sessions.capture.service", "sessions.forget.compaction")}
+
+
+def test_stage_folders_import_only_the_stages_before_them(import_graph):
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph.items()
+        for target in targets
+        if (module, target) not in STAGE_EXCEPTIONS
+        and _stage(module)
+        and _stage(target)
+        and module.split(".")[0] == target.split(".")[0]
+        and STAGES.index(_stage(target)) > STAGES.index(_stage(module))
+    )
+    assert not upward, "imports of a later stage:\n" + "\n".join(upward)
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in STAGES else None

@@ -112,5 +112,5 @@ class ParsedSession:
     artifacts: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     # Sections beyond the messages that our own exports carry (``memories``), by name, as
-    # exported: ``sessions/forget/attachments.py`` hands each to the app that registered it.
+    # exported: ``sessions/portable/attachments.py`` hands each to the app that registered it.
     attachments: dict[str, Any] = field(default_factory=dict)

@@ -21,7 +21,7 @@ from memories.capture.record import (
     fingerprint,
     validate,
 )
-from memories.forget.decay import priority_of
+from memories.decay import priority_of
 from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus
 from sessions.capture.redaction import redact_for
 

@@ -21,7 +21,7 @@ from core.error_codes import ErrorCode
 from core.errors import DomainError
 from memories.capture import consistency
 from memories.capture.numbering import next_public_id, note_used
-from memories.forget.decay import base_priority, priority_of
+from memories.decay import base_priority, priority_of
 from memories.models import (
     MAX_CONTENT_CHARS,
     LinkKind,

@@ -1,4 +1,4 @@
-"""A project's diary entries as a section of a project archive (``sessions/backup/sections.py``).
+"""A project's diary entries as a section of a project archive (``sessions/portable/sections.py``).
 
 The nightly distillation writes only yesterday's and today's entries, so a project moved to
 another instance would lose its older diary days unless they travel with it. Each entry is
@@ -16,8 +16,8 @@ from typing import Any
 
 from memories.diary.distill import UPDATED, embed_text
 from memories.diary.models import DiaryEntry
-from sessions.backup.sections import ProjectSection
 from sessions.capture.redaction import redact_for
+from sessions.portable.sections import ProjectSection
 from teams.models import Project
 from transcripts.base import ImportFormatError
 

@@ -9,7 +9,7 @@ pages, MCP and the CLI.
 - ``restore`` brings one back until its recovery deadline (deleted_at + the project's
   ``trash_days``, as for sessions); after it, ``RecoveryWindowPassed`` (a 409 naming
   ``recovery_deadline``), even if the daily purge has not run yet.
-- ``purge_expired`` (the daily purge, through ``memories/forget/derived.py``) deletes for
+- ``purge_expired`` (the daily purge, through ``memories/derived.py``) deletes for
   good what is past its window; the deletion records stay, marked purged.
 
 State changes are conditional on the row's state (deleted or not), so two overlapping
@@ -28,8 +28,8 @@ from django.utils import timezone
 
 from core.error_codes import ErrorCode
 from memories.capture.record import InvalidMemory, MemoryConflict
+from memories.decay import priority_of
 from memories.diary import due
-from memories.forget.decay import priority_of
 from memories.forget.records import (
     note_memories_purged,
     note_memories_restored,

@@ -31,7 +31,7 @@ from memories.capture.record import (
     record,
     redact_draft,
 )
-from memories.forget.decay import priority_of
+from memories.decay import priority_of
 from memories.models import Memory, MemoryScope, MemoryStatus, MemoryType, Origin
 from memories.portable.schema import (
     AGENT_STATE_SECTIONS,

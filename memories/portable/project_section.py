@@ -1,5 +1,5 @@
 """A project's memories that no session carries, as a section of a project archive
-(``sessions/backup/sections.py``): memories not tied to a session, in documents of
+(``sessions/portable/sections.py``): memories not tied to a session, in documents of
 ``BATCH`` memories (the shape of ``export.py``), then the links between memories of
 different sessions (a session's own links travel with it). Read back by ``load.py``;
 links follow memories that were renumbered on the way in."""
@@ -15,7 +15,7 @@ from memories.capture.record import InvalidMemory, MemoryConflict, link
 from memories.models import Memory, MemoryLink, MemoryStatus
 from memories.portable.export import export_merged, to_yaml
 from memories.portable.load import MAX_MEMORIES, MemoryFileError, import_files
-from sessions.backup.sections import ProjectSection
+from sessions.portable.sections import ProjectSection
 from teams.models import Project
 
 NAME = "memories"

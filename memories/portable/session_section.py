@@ -1,4 +1,4 @@
-"""A session's memories as a section of its export (``sessions/forget/attachments.py``):
+"""A session's memories as a section of its export (``sessions/portable/attachments.py``):
 the memory document of ``export.py`` (decisions, findings, …, relationships), read back
 by ``load.py`` into the imported session, with each evidence turn moved to the seq the
 message has there."""
@@ -10,8 +10,8 @@ from typing import Any
 from memories.models import Memory
 from memories.portable.export import export_merged, to_yaml
 from memories.portable.load import MemoryFileError, import_files
-from sessions.forget.attachments import Section
 from sessions.models import Session
+from sessions.portable.attachments import Section
 
 NAME = "memories"
 

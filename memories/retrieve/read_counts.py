@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.forget.decay import PRIORITY_SQL
+from memories.decay import PRIORITY_SQL
 from memories.models import Memory
 
 

@@ -60,10 +60,7 @@ from sessions.enrich.pipeline import broker_queue_depth, pipeline_state
 from sessions.filters import FiltersSerializer
 from sessions.forget.anonymize import anonymize_session, start_run
 from sessions.forget.archive import unarchive
-from sessions.forget.attachments import load_parsed as load_attachments
 from sessions.forget.compaction import compact_on_request, set_pinned
-from sessions.forget.export import FORMATS as EXPORT_FORMATS
-from sessions.forget.export import UnknownExportFormat, export_response
 from sessions.forget.lifecycle import (
     ALIVE_STATE,
     LifecycleConflict,
@@ -74,6 +71,9 @@ from sessions.forget.lifecycle import (
 from sessions.forget.read_counts import opened, record_access
 from sessions.forget.size import size_breakdown
 from sessions.models import KEYWORD_VECTORS, Message, Session
+from sessions.portable.attachments import load_parsed as load_attachments
+from sessions.portable.session_export import FORMATS as EXPORT_FORMATS
+from sessions.portable.session_export import UnknownExportFormat, export_response
 from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView, ScopedViewSet
 from transcripts import FORMATS, parse

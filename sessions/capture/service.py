@@ -36,6 +36,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.errors import DomainError
+from sessions import derived
 from sessions.capture.bulk_insert import insert_rows
 from sessions.capture.keyword_context import index_context
 from sessions.capture.message_kind import kind_of
@@ -43,8 +44,6 @@ from sessions.capture.quota import QuotaState, compaction_goal, quota_state, wan
 from sessions.capture.redaction import RedactionPolicy
 from sessions.capture.session_text import redact_session_text
 from sessions.embedding.tokens import count_tokens
-from sessions.forget import derived
-from sessions.forget.archive import requeue_unembedded
 from sessions.forget.compaction import (
     READ_RECENTLY,
     SUMMARISE,
@@ -378,7 +377,9 @@ def _store_messages(result: CaptureResult, messages: list[ParsedMessage], *, res
     timestamps = [row.timestamp for row in rows if row.timestamp is not None]
     now = timezone.now()
     if session.lifecycle == Lifecycle.ARCHIVED:
-        requeue_unembedded(session.pk)  # a new message restores an archived session in full
+        Message.objects.requeue_unembedded(
+            session.pk
+        )  # a new message restores an archived session in full
     # Nobody else writes the row before this transaction ends (it holds the row's lock, or
     # inserted it; compaction refreshed what it changed), so the new values are computed here
     # and the instance needs no refresh.
@@ -448,7 +449,7 @@ def _make_room(result: CaptureResult, added_bytes: int) -> None:
 
 def _late(results: list[CaptureResult]) -> None:
     """New messages of sessions of past days (an import, a late capture): their days'
-    diaries are distilled again (sessions/forget/derived.py ``captured``)."""
+    diaries are distilled again (sessions/derived.py ``captured``)."""
     sessions = [result.session for result in results if result.added]
     if sessions:
         derived.captured(sessions)
@@ -457,7 +458,7 @@ def _late(results: list[CaptureResult]) -> None:
 def _after_commit(results: list[CaptureResult]) -> None:
     """Hand new work to the background pipeline once the rows are committed."""
     if any(result.added for result in results):
-        from sessions.enrich.poke import poke_enrichment
+        from sessions.poke import poke_enrichment
 
         transaction.on_commit(poke_enrichment)
     for result in results:

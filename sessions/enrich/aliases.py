@@ -387,12 +387,12 @@ def _sessions(session_ids: list[int]):
 
 
 def withdraw_all(session_ids: list[int]) -> Counter:
-    """``withdraw`` each of these sessions (sessions/forget/derived.py's ``trashed``)."""
+    """``withdraw`` each of these sessions (sessions/derived.py's ``trashed``)."""
     return Counter(aliases=sum(withdraw(s) for s in _sessions(session_ids).order_by("pk")))
 
 
 def give_back_all(session_ids: list[int]) -> Counter:
-    """``give_back`` each of these sessions (sessions/forget/derived.py's ``restored``)."""
+    """``give_back`` each of these sessions (sessions/derived.py's ``restored``)."""
     return Counter(aliases=sum(give_back(s) for s in _sessions(session_ids).order_by("pk")))
 
 

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
+from sessions import derived
 from sessions.capture.keyword_context import index_context
 from sessions.capture.personal_data import find_emails, find_ips, find_phones, replace_found
 from sessions.embedding.tokens import count_tokens
 from sessions.enrich import aliases
 from sessions.enrich.pipeline import ENRICH_LOCK_SPACE, embed_followers_again
-from sessions.forget import derived
 from sessions.forget.placeholders import (
     Pseudonyms,
     Vocabulary,
@@ -99,7 +99,7 @@ class Outcome:
     messages_changed: int = 0
     entities_changed: int = 0
     # What is derived from the sessions, by kind: memories, evidence quotes, diary entries
-    # and speaker aliases (sessions/forget/derived.py).
+    # and speaker aliases (sessions/derived.py).
     derived: Counter = field(default_factory=Counter)
     replacements: Counter = field(default_factory=Counter)  # by kind
     mapping: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))

@@ -36,9 +36,9 @@ import logging
 from django.db import connection, transaction
 from django.utils import timezone
 
-from sessions.enrich.poke import poke_enrichment
-from sessions.forget.decay import id_ranges
+from sessions.decay import id_ranges
 from sessions.models import EnrichmentStatus, Lifecycle, Message, MessageChunk, Session
+from sessions.poke import poke_enrichment
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ def unarchive(session: Session, now=None) -> bool:
         ).update(lifecycle=Lifecycle.ACTIVE, archived_at=None, last_active_at=now)
         if not changed:
             return False
-        requeue_unembedded(session.pk)
+        Message.objects.requeue_unembedded(session.pk)
         transaction.on_commit(poke_enrichment)
     session.refresh_from_db(fields=["lifecycle", "archived_at", "last_active_at"])
     logger.info("session %s restored from the archive", session.public_id)
@@ -214,18 +214,3 @@ def set_lifecycle(session: Session, value: str, by=None) -> bool:
     if changed:
         logger.info("session %s set %s%s", session.public_id, value, who)
     return changed
-
-
-def requeue_unembedded(session_pk: int) -> int:
-    """Put the session's messages that have no chunks back to pending embedding (removed
-    messages stay as they are); returns how many. The caller holds the session row."""
-    return (
-        Message.objects.filter(session_id=session_pk, removed_at__isnull=True)
-        .exclude(chunks__isnull=False)
-        .update(
-            enrichment_status=EnrichmentStatus.PENDING,
-            enrichment_attempts=0,
-            enrichment_error="",
-            claimed_by=None,
-        )
-    )

@@ -1,7 +1,7 @@
 """Where a string is still stored: every text column of every table, read from PostgreSQL's
 catalogue, so a table added later is covered without anyone listing it.
 
-What forgetting promises (``sessions/forget/derived.py``) is checked with this: after an
+What forgetting promises (``sessions/derived.py``) is checked with this: after an
 erasure or an anonymisation, the erased names, e-mail addresses and secrets are in no row
 of any table. An admin answering a request to be forgotten can run it too
 (``manage.py find_text``).

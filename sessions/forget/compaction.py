@@ -37,7 +37,6 @@ from django.utils import timezone
 from sessions.capture.keyword_context import index_context
 from sessions.embedding.tokens import count_tokens
 from sessions.enrich.pipeline import embed_followers_again
-from sessions.enrich.poke import poke_enrichment
 from sessions.enrich.summary import summarize
 from sessions.forget.lifecycle import LifecycleConflict
 from sessions.models import (
@@ -49,6 +48,7 @@ from sessions.models import (
     MessageRole,
     Session,
 )
+from sessions.poke import poke_enrichment
 
 SUMMARISE_AFTER = timedelta(days=7)
 KEEP_RECENT = timedelta(hours=24)

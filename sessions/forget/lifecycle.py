@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from core.error_codes import ErrorCode
 from core.errors import DomainError
-from sessions.forget import derived
+from sessions import derived
 from sessions.forget.records import last_actor, note_purged, note_restored, record_deletion
 from sessions.models import DeletionScope, Session
 

@@ -34,10 +34,9 @@ from django.db.models.functions import Greatest
 from django.http import Http404
 from django.utils import timezone
 
+from sessions import derived
 from sessions.capture.keyword_context import BEFORE, forget_context, index_context
 from sessions.enrich.pipeline import embed_followers_again
-from sessions.enrich.poke import poke_enrichment
-from sessions.forget import derived
 from sessions.forget.lifecycle import LifecycleConflict, in_trash_state
 from sessions.forget.records import actor_label, record_deletion
 from sessions.models import (
@@ -50,6 +49,7 @@ from sessions.models import (
     MessageChunk,
     Session,
 )
+from sessions.poke import poke_enrichment
 
 logger = logging.getLogger(__name__)
 

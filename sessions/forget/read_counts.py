@@ -33,8 +33,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.quick_broker import BrokerUnavailable, QuickBroker
+from sessions.decay import priority_sql
 from sessions.forget.archive import unarchive
-from sessions.forget.decay import priority_sql
 from sessions.models import Lifecycle, Session
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.forget.decay import PRIORITY_SQL, RULES, priority, update_priorities
+from memories.decay import PRIORITY_SQL, RULES, priority, update_priorities
 from memories.models import Memory, MemoryType
 from tests.factories import ProjectFactory
 

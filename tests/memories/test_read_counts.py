@@ -11,7 +11,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.capture.record import MemoryDraft, record
-from memories.forget.decay import priority_of
+from memories.decay import priority_of
 from memories.forget.trash import delete as delete_memory
 from memories.models import Memory, MemoryType
 from memories.retrieve.read_counts import note_access

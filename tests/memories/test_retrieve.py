@@ -10,7 +10,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories.capture.record import MemoryDraft, record, resolve
-from memories.forget.decay import priority_of
+from memories.decay import priority_of
 from memories.models import Memory, MemoryScope, MemoryType
 from memories.retrieve.query import MemoryFilters
 from memories.retrieve.read_counts import note_access

@@ -11,9 +11,9 @@ import pytest
 from django.utils import timezone
 
 from memories.capture.record import InvalidMemory, MemoryConflict, MemoryDraft, record
+from memories.derived import MemoriesDerived
 from memories.diary.models import DiaryDue
 from memories.forget import trash
-from memories.forget.derived import MemoriesDerived
 from memories.forget.records import deleted_by_labels
 from memories.models import Memory, MemoryStatus, MemoryType
 from sessions.forget.records import record_state

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from search import ranking, tuning
 from search.query_intent import QueryIntent
 from search.ranking import Candidate
-from sessions.forget import decay
+from sessions import decay
 
 
 def order(candidates: list[Candidate], mode: str = "hybrid") -> list[int]:

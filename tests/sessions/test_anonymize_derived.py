@@ -1,4 +1,4 @@
-"""Anonymising a session reaches what was derived from it (sessions/forget/derived.py):
+"""Anonymising a session reaches what was derived from it (sessions/derived.py):
 its memories (text, fields, vector), the evidence quotes, the speaker aliases its people
 were called by, and the diary entries that list it. A preview counts them and writes
 nothing."""

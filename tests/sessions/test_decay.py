@@ -10,7 +10,8 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions.forget import decay, decay_model
+from core import decay_model
+from sessions import decay
 from sessions.models import Session
 from tests.factories import SessionFactory
 

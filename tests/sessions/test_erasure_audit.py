@@ -29,7 +29,8 @@ from memories.diary import due
 from memories.diary.distill import distill_day
 from memories.diary.models import DiaryEntry
 from memories.models import Memory, MemoryExtraction
-from sessions.forget import derived, lifecycle, retention
+from sessions import derived
+from sessions.forget import lifecycle, retention
 from sessions.forget.audit import find_text
 from sessions.models import EnrichmentStatus, Message, Session
 from teams.models import ApiToken, Role, TokenPermission

@@ -18,8 +18,8 @@ from rest_framework.test import APIClient
 from memories.capture.record import Evidence, MemoryDraft, link, record
 from memories.models import Memory, MemoryLink
 from sessions.capture.service import capture_session
-from sessions.forget.export import FORMATS
 from sessions.models import Message, Session
+from sessions.portable.session_export import FORMATS
 from teams.models import Role
 from tests.factories import MembershipFactory, ProjectFactory, TeamFactory
 from transcripts import detect_format

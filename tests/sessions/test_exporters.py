@@ -1,4 +1,5 @@
-"""sessions.forget.export on unsaved model instances (no database: a query would fail the test)."""
+"""sessions.portable.session_export on unsaved model instances (no database: a query would
+fail the test)."""
 
 import json
 import re
@@ -7,8 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import yaml
 
-from sessions.forget.export import FORMATS, export_session, iter_export
 from sessions.models import Message, Session
+from sessions.portable.session_export import FORMATS, export_session, iter_export
 from teams.models import Project
 from transcripts.formats.conversation_md import parse_conversation_md
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memoryapp.celery import app as celery_app
-from sessions.enrich import poke
+from sessions import poke
 from tests.conftest import purge_test_queue
 
 

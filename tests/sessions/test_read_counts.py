@@ -13,7 +13,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions.forget import decay, read_counts
+from sessions import decay
+from sessions.forget import read_counts
 from sessions.models import Lifecycle, Session
 from tests.conftest import REPO_ROOT, child_env
 from tests.factories import SessionFactory

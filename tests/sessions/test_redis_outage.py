@@ -10,8 +10,7 @@ from rest_framework.test import APIClient
 
 from memoryapp.celery import app as celery_app
 from memoryapp.local import embedded
-from sessions import tasks
-from sessions.enrich import poke
+from sessions import poke, tasks
 from sessions.models import Message
 from teams.models import ApiToken
 from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from sessions.forget.export import FORMATS
+from sessions.portable.session_export import FORMATS
 from tests.factories import MessageFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memories.capture.record import Evidence, MemoryDraft, link, record
-from memories.forget.decay import priority_of
+from memories.decay import priority_of
 from memories.forget.trash import delete as delete_memory
 from memories.models import LinkKind, Memory, MemoryExtraction, MemoryStatus, MemoryType
 from sessions.models import Message

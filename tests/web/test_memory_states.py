@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from memories.capture.record import MemoryDraft, record
-from memories.forget.decay import priority_of
+from memories.decay import priority_of
 from memories.models import Memory, MemoryStatus, MemoryType
 from teams.models import Role
 from tests.factories import MembershipFactory, ProjectFactory

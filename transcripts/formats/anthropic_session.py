@@ -283,7 +283,7 @@ class _Transcript:
 
 
 def _exported_message(line: int, obj: dict[str, Any]) -> ParsedMessage:
-    """A line our export wrote (``sessions/forget/session_folder.py``): its exact fields,
+    """A line our export wrote (``sessions/portable/session_folder.py``): its exact fields,
     and its content from its one block where they leave it out."""
     record = expect(
         obj.get("memoryapp"),

@@ -42,7 +42,7 @@ Choices:
   that is neither an agent speaker nor "user", when there is exactly one. Turn times
   without a zone are UTC (the header says so).
 * **Ids.** Client id = ``turn-<n>``.
-* **Our own export** (``sessions/forget/export.py``) adds one HTML comment line under the
+* **Our own export** (``sessions/portable/session_export.py``) adds one HTML comment line under the
   header (``<!-- memoryapp:session {...} -->``), one at the end of each turn
   (``<!-- memoryapp:message {...} -->``: the message's exact fields, and its content when
   the body cannot hold it as it is) and one after the last turn with the sections beyond

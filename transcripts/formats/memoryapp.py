@@ -1,4 +1,5 @@
-"""Our own session exports read back (``sessions/forget/export.py``): JSON, JSONL and YAML.
+"""Our own session exports read back (``sessions/portable/session_export.py``): JSON, JSONL
+and YAML.
 
 * JSON and YAML: ``{"session": {...}, "messages": [...], <section>: ...}``.
 * JSONL: a ``{"type": "session", ...}`` line, ``{"type": "message", ...}`` lines, and a

@@ -21,10 +21,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from sessions.enrich import pipeline
-from sessions.enrich.poke import poke_enrichment
 from sessions.entity_stats import entity_counts
 from sessions.forget.retention import next_run, retention_plan
 from sessions.models import Entity, Lifecycle, Message, Session
+from sessions.poke import poke_enrichment
 from teams.models import Role
 from web.scope import Workspace, team_required
 from web.views.util import is_htmx, safe_next

@@ -1,5 +1,5 @@
-"""A project's archive for its team's admins: download one (``sessions/backup/export.py``),
-or import one into a project of the current team (``sessions/backup/load.py``). The
+"""A project's archive for its team's admins: download one (``sessions/portable/export.py``),
+or import one into a project of the current team (``sessions/portable/load.py``). The
 management commands do the same for projects too large for one web request."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from django.shortcuts import redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods
 
-from sessions.backup.export import write_archive
-from sessions.backup.load import import_archive
-from sessions.backup.manifest import ArchiveRefused
 from sessions.capture.service import CaptureError
+from sessions.portable.export import write_archive
+from sessions.portable.load import import_archive
+from sessions.portable.manifest import ArchiveRefused
 from teams.models import Project, Role
 from transcripts.base import ImportFormatError
 from web.scope import Workspace, team_required

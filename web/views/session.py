@@ -14,12 +14,12 @@ from django.views.decorators.http import require_POST
 
 from search.similar import similar_sessions
 from sessions.forget.compaction import set_pinned
-from sessions.forget.export import FORMATS as EXPORT_FORMATS
-from sessions.forget.export import UnknownExportFormat, export_response
 from sessions.forget.lifecycle import LifecycleConflict, recovery_deadline, soft_delete
 from sessions.forget.read_counts import opened, record_access
 from sessions.forget.size import size_breakdown
 from sessions.models import Entity, EntityType, Message
+from sessions.portable.session_export import FORMATS as EXPORT_FORMATS
+from sessions.portable.session_export import UnknownExportFormat, export_response
 from teams.models import Role
 from web.forms import DeleteForm
 from web.scope import Workspace, team_required

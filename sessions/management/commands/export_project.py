@@ -9,9 +9,9 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.table import Table
 
-from sessions.backup.export import write_archive
 from sessions.management.console import archive_arguments, progress_bar
 from sessions.models import Session
+from sessions.portable.export import write_archive
 from teams.models import Project
 
 

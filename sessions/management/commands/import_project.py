@@ -11,10 +11,10 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.table import Table
 
-from sessions.backup.load import import_archive
-from sessions.backup.manifest import ArchiveRefused
 from sessions.capture.service import CaptureError
 from sessions.management.console import archive_arguments, progress_bar
+from sessions.portable.load import import_archive
+from sessions.portable.manifest import ArchiveRefused
 from teams.models import Project, Team
 from transcripts.base import ImportFormatError
 

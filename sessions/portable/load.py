@@ -30,17 +30,16 @@ from typing import Any
 
 from django.db import transaction
 
-from sessions.backup import sections
-from sessions.backup.manifest import (
+from sessions.capture.service import capture_session
+from sessions.models import Message, Session
+from sessions.portable import attachments, sections
+from sessions.portable.manifest import (
     PROJECT,
     SECTIONS_DIR,
     SESSIONS,
     ArchiveRefused,
     verify,
 )
-from sessions.capture.service import capture_session
-from sessions.forget import attachments
-from sessions.models import Message, Session
 from teams.models import Project
 from transcripts._json import loads_json
 from transcripts.base import ImportFormatError, ParsedMessage, ParsedSession

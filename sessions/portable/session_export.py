@@ -22,14 +22,14 @@ Formats (the extension has no leading dot):
 * ``yaml`` (``application/yaml``, ``yaml``): the JSON structure through PyYAML's safe dumper;
   multi-line strings as literal blocks (``|``).
 * ``anthropic_session`` (``application/zip``, ``zip``): seed 004's session folder
-  (``sessions/forget/session_folder.py``).
+  (``sessions/portable/session_folder.py``).
 
 Every format reads back to an equal session through the import API: JSON, JSONL and YAML
 with ``transcripts.formats.memoryapp``, Markdown with ``conversation_md`` (the exact
 fields ride in HTML comments), the zip with ``anthropic_session``. Sections other apps keep
 about a session (its memories) follow the messages: a key of the JSON/YAML document, an
 ``attachment`` line in JSONL, a comment after the last Markdown turn, ``metadata.json``
-in the zip (``sessions/forget/attachments.py``).
+in the zip (``sessions/portable/attachments.py``).
 
 Times are ISO 8601 in UTC with a ``Z`` (``2025-01-15T14:00:00Z``; microseconds when present).
 """
@@ -46,10 +46,10 @@ from typing import Any
 import yaml
 from django.http import StreamingHttpResponse
 
-from sessions.forget import attachments as sections
-from sessions.forget import session_folder
 from sessions.forget.messages import tombstone_text
 from sessions.models import KEYWORD_VECTORS, Message
+from sessions.portable import attachments as sections
+from sessions.portable import session_folder
 from transcripts.base import ImportFormatError
 from transcripts.formats.conversation_md import (
     ATTACHMENTS_COMMENT,
@@ -67,7 +67,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "anthropic_session": (session_folder.CONTENT_TYPE, session_folder.EXTENSION),
 }
 
-# Sections beyond the messages (``sessions/forget/attachments.py``), by name, as plain data.
+# Sections beyond the messages (``sessions/portable/attachments.py``), by name, as plain data.
 Attachments = Mapping[str, Any]
 NO_ATTACHMENTS: Attachments = {}
 

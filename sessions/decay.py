@@ -17,8 +17,8 @@ import logging
 
 from django.utils import timezone
 
-from sessions.forget import decay_model
-from sessions.forget.decay_model import DecayRule
+from core import decay_model
+from core.decay_model import DecayRule
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Memories and diaries follow their sessions when they are forgotten
-(``sessions/forget/derived.py`` calls these hooks inside the erasure's transaction).
+(``sessions/derived.py`` calls these hooks inside the erasure's transaction).
 
 - Trash: a trashed session's memories are hidden by ``MemoryQuerySet.live`` (they come back
   on restore); the diary entries that list it are deleted now and their days marked due,
@@ -27,9 +27,9 @@ from django.utils import timezone
 
 from memories.diary import due
 from memories.diary.models import DiaryEntry
-from memories.enrich.poke import poke_extraction
 from memories.models import Memory, MemoryEvidence, MemoryExtraction, Origin
-from sessions.forget.derived import Derived
+from memories.poke import poke_extraction
+from sessions.derived import Derived
 from sessions.models import EnrichmentStatus
 
 

@@ -20,11 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from sessions.backup import sections
-from sessions.backup.manifest import PROJECT, SECTIONS_DIR, SESSIONS, Member, manifest
-from sessions.forget import attachments
-from sessions.forget.export import iter_export
 from sessions.models import KEYWORD_VECTORS, Message, Session
+from sessions.portable import attachments, sections
+from sessions.portable.manifest import PROJECT, SECTIONS_DIR, SESSIONS, Member, manifest
+from sessions.portable.session_export import iter_export
 from teams.models import Project
 
 # The project's own columns that are not settings: who it is, not how it behaves.

@@ -1,6 +1,6 @@
 """A memory's priority by its type (seed 001 §7.2): decisions fade slowly, agent states fast.
 
-The one decay model (``sessions/forget/decay_model.py``) with a rule per type:
+The one decay model (``core/decay_model.py``) with a rule per type:
 ``priority = base · e^(−rate·days since the last read) · e^(−0.01·days since it was said)
 + min(0.2, boost·reads)``, then the type's floors, clamped to 0..1:
 
@@ -19,9 +19,9 @@ import logging
 
 from django.utils import timezone
 
+from core import decay_model
+from core.decay_model import DecayRule
 from memories.models import MemoryType
-from sessions.forget import decay_model
-from sessions.forget.decay_model import DecayRule
 
 logger = logging.getLogger(__name__)
 

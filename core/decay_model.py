@@ -3,8 +3,8 @@ high while a row is new and read, and fades when nobody reads it.
 
 ``priority = base · e^(−rate·days since the last read) · e^(−0.01·days since creation)
 + min(0.2, boost·reads)``, then a kind's floor, clamped to 0..1. Each kind says its
-``DecayRule`` (base, rate, boost): a session has one (``sessions/forget/decay.py``), a
-memory one per type plus its floors (``memories/forget/decay.py``).
+``DecayRule`` (base, rate, boost): a session has one (``sessions/decay.py``), a
+memory one per type plus its floors (``memories/decay.py``).
 
 The formula is written here once in Python (``faded``, ``clamped``) and once in SQL
 (``faded_sql``, ``clamped_sql``) for the bulk updates (``recompute``); the kinds' tests
