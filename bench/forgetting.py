@@ -4,7 +4,7 @@ such a project's sessions to the trash and purging them, and of the erasure audi
 
 **Data**: two projects of ``--messages`` messages each (one to anonymise, one to trash and
 purge), in their own teams, built without the pipeline's workers but with the rows it
-leaves (``tests/sessions/test_erasure_audit.py`` runs it for real):
+leaves (``tests/sessions/forget/test_erasure_audit.py`` runs it for real):
 
 - sessions of ``--session-messages`` (100) messages, each with one of ``PEOPLE`` people
   (Faker names; the first three are team members) and the agent ``architect``; a title, a

@@ -8,7 +8,7 @@ recomputes it for the sessions just read, and ``update_priorities`` recomputes i
 live session every 6 hours, since it falls with time alone. Search's ``recency`` option and
 the ``min_priority`` filter read the stored value.
 
-tests/sessions/test_decay.py checks that ``priority`` and ``priority_sql`` agree.
+tests/sessions/forget/test_decay.py checks that ``priority`` and ``priority_sql`` agree.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from teams.access import Access
 from teams.models import ApiToken
 from tests.factories import ProjectFactory
 from tests.search.corpus import embed_all, project_access
-from tests.sessions.test_aliases import TWO_FRIENDS, chat
+from tests.sessions.enrich.test_aliases import TWO_FRIENDS, chat
 
 pytestmark = pytest.mark.django_db
 

@@ -48,9 +48,10 @@ entity within a session.
 fast search), the others at the start of a run of the characters they consume, quantifiers
 are bounded or possessive, patterns whose keyword is absent are not run, and one message
 examines at most ``MAX_CANDIDATES`` matches (the rest of a pathological message is ignored),
-so even megabytes of adversarial text are scanned quickly (``tests/sessions/test_entities.py``
-bounds it). Patterns are compiled once; none nests unbounded quantifiers, and quantifiers are
-possessive (Python 3.11) where backtracking could only fail.
+so even megabytes of adversarial text are scanned quickly
+(``tests/sessions/enrich/test_entities.py`` bounds it). Patterns are compiled once; none nests
+unbounded quantifiers, and quantifiers are possessive (Python 3.11) where backtracking could
+only fail.
 
 The modules: ``kinds`` (the types and limits), ``normalize``, ``scan`` (what a message
 yields, within a budget), one module per kind of entity (``files``, ``urls``, ``errors``,

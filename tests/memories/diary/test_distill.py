@@ -106,7 +106,7 @@ def test_any_sequence_of_reruns_keeps_one_entry_per_key_matching_a_fresh_run(sam
 
 
 def test_with_the_optional_model_configured_it_writes_what_happened(sam, settings):
-    from tests.sessions.test_summary import CANNED, Server
+    from tests.sessions.enrich.test_summary import CANNED, Server
 
     with Server("ok") as server:
         settings.SUMMARY_LLM_URL, settings.SUMMARY_LLM_MODEL = server.url, "tiny"
@@ -118,7 +118,7 @@ def test_with_the_optional_model_configured_it_writes_what_happened(sam, setting
 
 
 def test_when_the_model_fails_the_offline_entry_is_written(sam, settings):
-    from tests.sessions.test_summary import Server
+    from tests.sessions.enrich.test_summary import Server
 
     with Server("error") as server:
         settings.SUMMARY_LLM_URL, settings.SUMMARY_LLM_MODEL = server.url, "tiny"

@@ -11,7 +11,7 @@ from sessions.enrich.text import STOPWORDS
 from sessions.enrich.topics import derive_topics
 from transcripts import parse_path
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[4] / "shared"
 
 
 @dataclass

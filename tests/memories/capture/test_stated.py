@@ -13,7 +13,7 @@ from memories.models import Memory, MemoryExtraction, MemoryType, Origin
 from sessions.capture.service import capture_session
 from sessions.models import Session
 from tests.factories import MessageFactory, ProjectFactory, SessionFactory
-from tests.importers.helpers import fixture
+from tests.transcripts.helpers import fixture
 from transcripts.formats.conversation_md import parse_conversation_md
 
 pytestmark = pytest.mark.django_db
@@ -131,7 +131,7 @@ def test_a_ref_of_another_type_is_not_kept_as_the_id():
 
 
 def test_a_bmad_folders_memory_files_become_its_memories_once():
-    from tests.importers.test_bmad_session import archive, folder
+    from tests.transcripts.test_bmad_session import archive, folder
     from transcripts import parse
 
     project = ProjectFactory()

@@ -23,7 +23,7 @@ from sessions.enrich.summary import (
 from tests.llm_stub import ChatServer
 from transcripts import parse_path
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[4] / "shared"
 SAMPLES = SHARED / "samples"
 LOCOMO = SHARED / "data" / "locomo" / "locomo10.json"
 

@@ -16,7 +16,7 @@ from sessions.forget.compaction import compact_on_request
 from sessions.models import Message, MessageChunk
 from teams.models import ApiToken
 from tests.factories import ProjectFactory
-from tests.sessions.test_capture_races import (
+from tests.sessions.capture.test_capture_races import (
     assert_embedded_exactly_once,
     deadlocks,
     race_worker,  # noqa: F401 (a fixture)

@@ -155,7 +155,7 @@ def test_a_wrong_backend_stops_the_process_at_start():
     env = dict(os.environ, EMBEDDING_BACKEND="gpu")
     ran = subprocess.run(
         [sys.executable, "manage.py", "check"],
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         env=env,
         capture_output=True,
         text=True,

@@ -23,7 +23,7 @@ from transcripts import parse_path
 from transcripts._render import render_arguments, render_tool_input
 from transcripts.base import ParsedMessage
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples"
+SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "samples"
 
 
 def values(found, type):

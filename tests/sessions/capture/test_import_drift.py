@@ -14,8 +14,7 @@ from rest_framework.test import APIClient
 from memoryapp_client.cli import main
 from sessions.models import Session
 from teams.models import ApiToken
-
-from ..importers.helpers import FIXTURES, SAMPLES
+from tests.transcripts.helpers import FIXTURES, SAMPLES
 
 pytestmark = pytest.mark.django_db
 

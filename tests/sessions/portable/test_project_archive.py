@@ -19,7 +19,7 @@ from sessions.capture.service import capture_session
 from sessions.models import Message, Session
 from teams.models import Project
 from tests.factories import ProjectFactory, TeamFactory
-from tests.sessions.test_export_roundtrip import comparable
+from tests.sessions.portable.test_export_roundtrip import comparable
 from transcripts.base import ParsedMessage, ParsedSession
 
 pytestmark = pytest.mark.django_db

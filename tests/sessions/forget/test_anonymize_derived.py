@@ -16,7 +16,7 @@ from memories.models import MemoryEvidence
 from sessions.forget.anonymize import AnonymizationConfig, anonymize_session, start_run
 from sessions.models import Message, SpeakerAlias
 from tests.factories import ProjectFactory
-from tests.sessions.test_aliases import TWO_FRIENDS, chat
+from tests.sessions.enrich.test_aliases import TWO_FRIENDS, chat
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import pytest
 from memories.models import Memory, MemoryExtraction
 from teams.models import ApiToken
 from tests.clients import client_for
-from tests.memories.test_extraction import FOUND, LEARNED, TASK
+from tests.memories.enrich.test_extraction import FOUND, LEARNED, TASK
 from tests.waiting import wait_for
 
 

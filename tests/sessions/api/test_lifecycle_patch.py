@@ -11,7 +11,7 @@ from sessions.forget.lifecycle import LifecycleConflict, soft_delete
 from sessions.models import EnrichmentStatus, Lifecycle, Message, MessageChunk, Session
 from tests.search.corpus import AUTH, capture, embed_all
 from tests.search.test_api import client_for
-from tests.sessions.test_archive import make_old
+from tests.sessions.forget.test_archive import make_old
 
 pytestmark = pytest.mark.django_db
 

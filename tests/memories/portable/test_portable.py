@@ -18,7 +18,7 @@ from memories.models import LinkKind, Memory, MemoryLink, MemoryStatus, Origin
 from memories.portable.export import export_files
 from tests.clients import client_for
 from tests.factories import MessageFactory, SessionFactory
-from tests.importers.test_bmad_session import archive
+from tests.transcripts.test_bmad_session import archive
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,10 @@ from memories.enrich import llm
 from memories.enrich.llm_answer import LLMExtractionError, answer_of, verbatim
 from memories.models import Memory, MemoryExtraction
 from sessions.capture.service import capture_session
-from tests.memories.llm_stub import ANSWERS, StubLLM, recorded
-from tests.memories.test_extraction import FOUND, TASK, agent_session, extract_everything
-from tests.sessions import test_summary
-from tests.sessions.test_summary import Server
+from tests.memories.enrich.llm_stub import ANSWERS, StubLLM, recorded
+from tests.memories.enrich.test_extraction import FOUND, TASK, agent_session, extract_everything
+from tests.sessions.enrich import test_summary
+from tests.sessions.enrich.test_summary import Server
 
 pytestmark = pytest.mark.django_db
 
