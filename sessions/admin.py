@@ -6,6 +6,7 @@ is redacted as capture redacts it."""
 
 from django.contrib import admin
 
+from sessions import policy_admin  # noqa: F401 (registers the Project admin)
 from sessions.capture.session_text import TEXT_FIELDS, redact_session_text
 from sessions.enrich import pipeline
 from sessions.forget.archive import set_lifecycle

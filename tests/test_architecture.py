@@ -219,3 +219,29 @@ def test_stage_folders_import_only_the_stages_before_them(import_graph):
 def _stage(module: str) -> str | None:
     parts = module.split(".")
     return parts[1] if len(parts) > 2 and parts[1] in STAGES else None
+
+
+# The packages as floors of a house, lowest first: each imports only its own floor's and
+# those below (docs/architecture.md draws it). The client stands beside the server.
+FLOORS = (
+    ("core", "transcripts", "protocol"),
+    ("teams",),
+    ("sessions",),
+    ("search",),
+    ("memories",),
+    ("web", "mcp_server"),
+    ("memoryapp",),
+)
+
+
+def test_packages_import_only_their_floor_and_those_below(import_graph):
+    floor = {package: level for level, names in enumerate(FLOORS) for package in names}
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph.items()
+        for target in targets
+        if module.split(".")[0] in floor
+        and target.split(".")[0] in floor
+        and floor[target.split(".")[0]] > floor[module.split(".")[0]]
+    )
+    assert not upward, "imports of a higher floor:\n" + "\n".join(upward)

@@ -26,12 +26,14 @@ from search.context import build_context
 from search.context import resume as resume_session
 from search.service import SearchRequest, search, searched_filters, sessions_with_entity
 from search.similar import similar_sessions
+from sessions.api.errors import SessionNotFound
+from sessions.api.parsers import JSONParser
 from sessions.entity_stats import entity_counts
 from sessions.filters import FiltersSerializer
 from sessions.forget.read_counts import opened
 from sessions.models import Entity, Session
 from teams.access import Access
-from teams.viewsets import ScopedAPIView
+from teams.viewsets import ScopedAPIView, ScopedViewSet
 
 MAX_SIMILAR = 50
 MAX_RESUME_MESSAGES = 500
@@ -41,13 +43,6 @@ class InvalidQuery(exceptions.ValidationError):
     """400: a search, context or entity parameter is wrong (the body names it)."""
 
     code = ErrorCode.INVALID_QUERY
-
-
-class SessionNotFound(exceptions.NotFound):
-    """404: no session by that id among the caller's (another team's is not theirs)."""
-
-    code = ErrorCode.SESSION_NOT_FOUND
-    default_detail = "No such session in your projects."
 
 
 @cache
@@ -221,10 +216,15 @@ def _limit(request, name: str, default: int, maximum: int) -> int:
     return value
 
 
-class SessionSearchActions:
-    """/sessions/{id}/similar and /sessions/{id}/resume, as actions of the sessions viewset
-    (which mixes this in), so every /sessions route is routed in one place. Only live
-    sessions: one in the trash is a 404, as another team's is."""
+class SessionSearchViewSet(ScopedViewSet):
+    """/sessions/{id}/similar and /sessions/{id}/resume: search's actions on one session,
+    routed beside the sessions viewset's (search.api.urls). Only live sessions: one in the
+    trash is a 404, as another team's is."""
+
+    base_queryset = Session.objects.select_related("project", "project__team")
+    parser_classes = [JSONParser]
+    lookup_field = "public_id"
+    lookup_url_kwarg = "id"
 
     def live_session(self, public_id: str) -> Session:
         session = self.get_queryset().alive().filter(public_id=public_id).first()

@@ -23,7 +23,6 @@ from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from core.openapi import error
-from search.api.views import SessionNotFound, SessionSearchActions
 from sessions.api.anonymize import (
     AnonymizeOutcomeSerializer,
     AnonymizeRequestSerializer,
@@ -31,6 +30,7 @@ from sessions.api.anonymize import (
     read_request,
 )
 from sessions.api.deletions import DeletionActions
+from sessions.api.errors import SessionNotFound
 from sessions.api.filters import SessionFiltersBackend
 from sessions.api.pagination import MessageCursorPagination, SessionCursorPagination
 from sessions.api.parsers import JSONParser
@@ -135,7 +135,6 @@ def imported(fmt: str, results, skipped: dict[str, int]) -> Response:
 
 @extend_schema_view(retrieve=extend_schema(responses=SessionSerializer))
 class SessionViewSet(
-    SessionSearchActions,
     DeletionActions,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
