@@ -62,8 +62,17 @@ class MemoryScope(models.TextChoices):
 
 
 class MemoryStatus(models.TextChoices):
+    """Where a memory stands (``memories/capture/review.py`` moves it and keeps each move in
+    its history): ``proposed`` waits for review (extracted below the project's confidence
+    threshold), ``active`` is accepted and used, ``rejected`` is kept so the same statement
+    is not proposed again, ``superseded`` replaced by a newer memory, ``reverted`` withdrawn
+    by someone (a decision undone), ``deleted`` in the trash."""
+
+    PROPOSED = "proposed"
     ACTIVE = "active"
+    REJECTED = "rejected"
     SUPERSEDED = "superseded"
+    REVERTED = "reverted"
     DELETED = "deleted"
 
 
@@ -223,6 +232,17 @@ class Memory(models.Model):
                 name="memory_open_findings_idx",
             ),
             models.Index(fields=["session"], name="memory_session_idx"),
+            # The review queue and the rejections a new proposal is checked against.
+            models.Index(
+                fields=["team", "project", "-occurred_at"],
+                condition=models.Q(status="proposed"),
+                name="memory_proposed_idx",
+            ),
+            models.Index(
+                fields=["project", "type"],
+                condition=models.Q(status="rejected"),
+                name="memory_rejected_idx",
+            ),
             # The trash: its list, and the daily purge of what is past the recovery window.
             models.Index(
                 fields=["team", "-deleted_at"],
@@ -278,6 +298,45 @@ class MemoryEvidence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} from message {self.message_id}"
+
+
+class MemoryEvent(models.Model):
+    """One change of a memory's status: from what to what, who (a person, or the agent,
+    extractor or rule named in ``actor``), when and why. Goes with its memory (a cascade);
+    the reason is anonymised with it (``memories/derived.py``)."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="history", db_index=False
+    )
+    from_status = models.CharField(max_length=10, blank=True, help_text="empty: recorded")
+    to_status = models.CharField(max_length=10)
+    by = user_or_null()
+    actor = models.CharField(
+        max_length=64, blank=True, help_text="who, when not a person: agent, extractor, system"
+    )
+    reason = models.CharField(max_length=500, blank=True)
+    related = models.ForeignKey(
+        Memory,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        help_text="the memory it was superseded by, accepted after…",
+    )
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["memory", "at", "id"]
+        indexes = [models.Index(fields=["memory", "at"], name="memory_event_memory_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}: {self.from_status or 'new'} → {self.to_status}"
+
+    @property
+    def who(self) -> str:
+        return self.by.get_username() if self.by_id else (self.actor or "system")
 
 
 class MemoryLink(models.Model):

@@ -352,6 +352,23 @@ class MemoryClient:
         params = _present({"reason": reason, "project": project})
         self.request("DELETE", self._memory_path(memory_id), params=params)
 
+    def review_memory(
+        self,
+        memory_id: str,
+        action: str,
+        project: str | None = None,
+        **body: Any,
+    ) -> dict:
+        """POST /api/v1/memories/{id}/{action}: ``accept`` (``content`` to edit it first,
+        ``reason``), ``reject``, ``unreject``, ``revert`` (``reason`` needed) or ``reopen``.
+        Returns the memory with its history."""
+        return self.request(
+            "POST",
+            f"{self._memory_path(memory_id)}/{action}",
+            params=_present({"project": project}) or None,
+            json_body=_present(body),
+        )
+
     def deleted_memories(self, project: str | None = None, limit: int | None = None) -> dict:
         """GET /api/v1/memories/trash: deleted memories, newest deletion first, each with
         ``deleted_at``, ``deleted_by``, ``reason`` and ``recovery_deadline``."""

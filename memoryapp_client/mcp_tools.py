@@ -361,12 +361,21 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             ),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 20,
+        proposed: Annotated[
+            bool,
+            Field(
+                description="List the proposals waiting for review instead of the memories "
+                "in use (accept_memory or reject_memory them)."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """List the team's memories of one type, most important first: open findings (not resolved
         yet), decisions, preferences or learnings. With a topic, only those about it, best
         matches first; with a person and a character, what that character may read of them.
+        Only memories in use, unless proposed asks for those waiting for review.
         """
         filters = {
+            "status": "proposed" if proposed else None,
             "type": type,
             "person": person,
             "character": character,
@@ -376,6 +385,42 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "limit": limit,
         }
         return {"memories": await rows(lambda c: c.memories(**filters), MEMORY_KEYS)}
+
+    @server.tool()
+    async def accept_memory(
+        memory_id: Annotated[
+            str, Field(min_length=1, description="The proposed memory's id, e.g. DEC-001.")
+        ],
+        content: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=4000,
+                description="A corrected statement, to edit it before accepting it.",
+            ),
+        ] = None,
+        reason: Annotated[str | None, Field(max_length=500, description="Why.")] = None,
+    ) -> dict[str, Any]:
+        """Accept a memory proposed for review (list_memories with proposed): it is used from
+        now on, and replaces the memories it contradicts. Returns the memory as it is now.
+        """
+        body = await call(
+            lambda client: client.review_memory(memory_id, "accept", content=content, reason=reason)
+        )
+        return _pick(body, MEMORY_KEYS)
+
+    @server.tool()
+    async def reject_memory(
+        memory_id: Annotated[
+            str, Field(min_length=1, description="The memory's id, e.g. FIND-004.")
+        ],
+        reason: Annotated[str | None, Field(max_length=500, description="Why.")] = None,
+    ) -> dict[str, Any]:
+        """Reject a memory (a proposal, or one in use that is wrong): it is no longer used,
+        and the same statement is not proposed again. Returns the memory as it is now.
+        """
+        body = await call(lambda client: client.review_memory(memory_id, "reject", reason=reason))
+        return _pick(body, MEMORY_KEYS)
 
     @server.tool(annotations=READ_ONLY)
     async def list_deleted_memories(

@@ -107,6 +107,7 @@ class ProjectAdmin(TeamScopedAdmin):
             },
         ),
         ("Privacy", {"fields": ["redact_secrets", "redact_emails", "redact_phones"]}),
+        ("Memory review", {"fields": ["memory_review_threshold"]}),
     ]
     actions = ["issue_token", "preview_retention"]
 

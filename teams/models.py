@@ -29,6 +29,8 @@ DEFAULT_ARCHIVE_AFTER_DAYS = 30
 # Seed 001 §9.1: warn at 80 % of the session quota, compact at 95 %.
 DEFAULT_QUOTA_WARN_PERCENT = 80
 DEFAULT_QUOTA_COMPACT_PERCENT = 95
+# Extracted memories less confident than this wait for review (memories/capture/review.py).
+DEFAULT_MEMORY_REVIEW_THRESHOLD = 0.6
 # The longest working-directory slug a project keeps (longer paths are refused, by name).
 DIRECTORY_MAX_LENGTH = 1000
 
@@ -230,6 +232,15 @@ class Project(models.Model):
     redact_phones = models.BooleanField(
         default=False,
         help_text="Replace phone numbers with [REDACTED:…] before messages are stored.",
+    )
+    memory_review_threshold = models.FloatField(
+        default=DEFAULT_MEMORY_REVIEW_THRESHOLD,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Memories the extractor finds with a confidence below this (0..1) wait in "
+        "the review queue as proposals instead of being used at once. Confidence labels "
+        "count as: high and explicit 0.9, medium 0.7, unstated 0.5, low and inferred 0.4, "
+        "uncertain 0.2. 0 uses every extracted memory at once; 1 reviews them all. "
+        "Memories recorded on purpose by a person or an agent are always used at once.",
     )
     directory = models.CharField(
         max_length=DIRECTORY_MAX_LENGTH,

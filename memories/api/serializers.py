@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.openapi import KnownParametersOnlyExtension
@@ -37,7 +38,14 @@ PREFERENCE_CONFIDENCE = ["explicit", "inferred", "uncertain"]
 SEVERITIES = ["critical", "important", "minor"]
 IMPACTS = ["high", "medium", "low"]
 ANY_CONFIDENCE = [*DECISION_CONFIDENCE, *PREFERENCE_CONFIDENCE[:2]]
-STATUS_FILTER = [MemoryStatus.ACTIVE.value, MemoryStatus.SUPERSEDED.value, "all"]
+STATUS_FILTER = [
+    MemoryStatus.ACTIVE.value,
+    MemoryStatus.PROPOSED.value,
+    MemoryStatus.REJECTED.value,
+    MemoryStatus.SUPERSEDED.value,
+    MemoryStatus.REVERTED.value,
+    "all",
+]
 
 
 class StrictSerializer(PlainInputMixin, serializers.Serializer):
@@ -392,12 +400,34 @@ class RecordedSerializer(MemorySerializer):
         read_only_fields = fields
 
 
+class HistorySerializer(serializers.Serializer):
+    """One change of a memory's status (or of a finding's resolution)."""
+
+    at = serializers.DateTimeField()
+    from_status = serializers.CharField(help_text="empty: when it was recorded")
+    to_status = serializers.CharField()
+    by = serializers.CharField(source="who", help_text="a person's name, or what acted")
+    reason = serializers.CharField()
+    related = serializers.SerializerMethodField(help_text="the memory it concerns (superseded by…)")
+
+    def get_related(self, event) -> str | None:
+        return event.related.public_id if event.related_id else None
+
+
 class MemoryDetailSerializer(MemorySerializer):
     links = serializers.SerializerMethodField()
+    history = serializers.SerializerMethodField(
+        help_text="every change of its status, oldest first: who, when, why"
+    )
 
     class Meta(MemorySerializer.Meta):
-        fields = [*MemorySerializer.Meta.fields, "links"]
+        fields = [*MemorySerializer.Meta.fields, "links", "history"]
         read_only_fields = fields
+
+    @extend_schema_field(HistorySerializer(many=True))
+    def get_history(self, memory) -> list[dict]:
+        events = memory.history.select_related("by", "related").order_by("at", "id")
+        return HistorySerializer(events, many=True).data
 
     def get_links(self, memory) -> list[dict]:
         """Its relationships both ways: {kind, direction, memory: id}."""
@@ -431,6 +461,61 @@ class ResolveSerializer(StrictSerializer):
         required=False,
         help_text="the memory that resolves it (a decision, DEC-004): linked 'resolves'",
     )
+
+
+class AcceptSerializer(StrictSerializer):
+    content = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="edit the statement, then accept it (1 to 4000 characters)",
+    )
+    reason = text(500, help_text="why (kept in its history)")
+
+
+class ReasonSerializer(StrictSerializer):
+    reason = text(500, help_text="why (kept in its history)")
+
+
+class RevertSerializer(StrictSerializer):
+    reason = serializers.CharField(
+        max_length=500, help_text="why it is withdrawn (kept in its history)"
+    )
+
+
+class BulkReviewSerializer(StrictSerializer):
+    accept = serializers.ListField(
+        child=serializers.CharField(max_length=40),
+        required=False,
+        max_length=500,
+        help_text="ids of the memories to accept",
+    )
+    reject = serializers.ListField(
+        child=serializers.CharField(max_length=40),
+        required=False,
+        max_length=500,
+        help_text="ids of the memories to reject",
+    )
+    reason = text(500, help_text="why (kept in each one's history)")
+    project = serializers.CharField(required=False, help_text="'team/project' or id")
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        if not attrs.get("accept") and not attrs.get("reject"):
+            raise serializers.ValidationError(
+                {"accept": ["name at least one memory to accept or reject"]}
+            )
+        both = set(attrs.get("accept", [])) & set(attrs.get("reject", []))
+        if both:
+            raise serializers.ValidationError(
+                {"reject": [f"{sorted(both)[0]} is both accepted and rejected"]}
+            )
+        return attrs
+
+
+class ReviewedSerializer(serializers.Serializer):
+    accepted = serializers.ListField(child=serializers.CharField())
+    rejected = serializers.ListField(child=serializers.CharField())
 
 
 class LinkRequestSerializer(StrictSerializer):
@@ -519,7 +604,8 @@ class MemoryFiltersSerializer(PlainInputMixin, serializers.Serializer):
     status = serializers.ChoiceField(
         choices=STATUS_FILTER,
         required=False,
-        help_text="active (default), superseded (replaced by a newer memory), or all",
+        help_text="active (default), proposed (waiting for review), rejected, superseded "
+        "(replaced by a newer memory), reverted (withdrawn), or all (but deleted)",
     )
     resolution = serializers.ChoiceField(
         choices=Resolution.choices, required=False, help_text="findings: open or resolved"

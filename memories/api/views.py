@@ -29,24 +29,30 @@ from memories.api.serializers import (
     INPUT_BY_TYPE,
     NOT_EDITABLE,
     SORTS,
+    AcceptSerializer,
     AgentStateInSerializer,
     AgentStateParamsSerializer,
     AggregateParamsSerializer,
+    BulkReviewSerializer,
     LinkRequestSerializer,
     LinkSerializer,
     MemoryDetailSerializer,
     MemoryListParamsSerializer,
     MemoryPatchSerializer,
     MemorySerializer,
+    ReasonSerializer,
     RecordedSerializer,
     RelatedSerializer,
     ResolveSerializer,
+    RevertSerializer,
+    ReviewedSerializer,
     TimelineSerializer,
     TopicsSerializer,
     input_for,
 )
 from memories.api.trash import TrashActions
 from memories.capture import record as capture
+from memories.capture import review as reviewing
 from memories.capture.edit import EDITABLE_COLUMNS, edit, unlink
 from memories.forget import trash
 from memories.models import (
@@ -127,6 +133,12 @@ def find_memory(memories, reference, *, prefer_project_id=None, field=None) -> M
             }
         )
     return rows[0]
+
+
+def request_data(request) -> dict:
+    """The JSON body, or an empty object when none was sent (the review actions' body is
+    optional)."""
+    return request.data if request.body else {}
 
 
 def json_object(data) -> dict:
@@ -503,6 +515,116 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
             resolved_by=resolver,
         )
         return Response(MemoryDetailSerializer(self.get_memory()).data)
+
+    def _reviewed(self, change, serializer_class=ReasonSerializer, role=Role.MEMBER):
+        memory = self.get_memory()
+        self.require(role, memory.team_id)
+        payload = serializer_class(data=json_object(request_data(self.request)))
+        payload.is_valid(raise_exception=True)
+        change(memory, by=self.request.user, **payload.validated_data)
+        return Response(MemoryDetailSerializer(self.get_memory()).data)
+
+    @extend_schema(
+        parameters=DETAIL_PARAMETERS,
+        request=AcceptSerializer,
+        responses={200: MemoryDetailSerializer, 400: error(400), 409: error(409)},
+    )
+    @action(detail=True, methods=["post"])
+    def accept(self, request, id=None):
+        """Accept a proposed memory (or a rejected or reverted one): it becomes active, is
+        used by search and context, and supersedes the active memories it contradicts.
+        With content, the statement is edited first (1 to 4000 characters, else a 400
+        naming content). Accepting an active memory changes nothing. 409 when it is
+        superseded (superseded_by names the newer memory) or deleted."""
+        return self._reviewed(reviewing.accept, AcceptSerializer)
+
+    @extend_schema(
+        parameters=DETAIL_PARAMETERS,
+        request=ReasonSerializer,
+        responses={200: MemoryDetailSerializer, 409: error(409)},
+    )
+    @action(detail=True, methods=["post"])
+    def reject(self, request, id=None):
+        """Reject a memory: it is kept as a rejection (listed with status=rejected), not
+        used, and the same statement (same words, or nearly the same meaning) found again
+        by the extractor or an import is not proposed again. 409 when it is deleted."""
+        return self._reviewed(reviewing.reject)
+
+    @extend_schema(
+        parameters=DETAIL_PARAMETERS,
+        request=ReasonSerializer,
+        responses={200: MemoryDetailSerializer, 409: error(409)},
+    )
+    @action(detail=True, methods=["post"])
+    def unreject(self, request, id=None):
+        """Undo a rejection: the memory is proposed again, back in the review queue. 409
+        when it is not rejected."""
+        return self._reviewed(reviewing.unreject)
+
+    @extend_schema(
+        parameters=DETAIL_PARAMETERS,
+        request=RevertSerializer,
+        responses={200: MemoryDetailSerializer, 400: error(400), 409: error(409)},
+    )
+    @action(detail=True, methods=["post"])
+    def revert(self, request, id=None):
+        """Withdraw an active memory (a decision undone), saying why; it stays as history
+        with status reverted. 400 naming reason without one; 409 unless it is active."""
+        return self._reviewed(reviewing.revert, RevertSerializer)
+
+    @extend_schema(
+        parameters=DETAIL_PARAMETERS,
+        request=ReasonSerializer,
+        responses={200: MemoryDetailSerializer, 400: error(400), 409: error(409)},
+    )
+    @action(detail=True, methods=["post"])
+    def reopen(self, request, id=None):
+        """Open a resolved finding again. 400 (naming type) for a memory that is not a
+        finding; 409 when it is open."""
+        return self._reviewed(reviewing.reopen)
+
+    @extend_schema(
+        request=BulkReviewSerializer,
+        responses={200: ReviewedSerializer, 400: error(400), 404: error(404), 409: error(409)},
+        description="Accept and reject many memories at once (the review queue: GET "
+        "/api/v1/memories?status=proposed), all or nothing: a memory that is not yours is a "
+        "404 naming the field (accept or reject), a superseded or deleted one a 409, and "
+        "then nothing changes.",
+    )
+    @action(detail=False, methods=["post"], url_path="review", pagination_class=None)
+    def review(self, request):
+        payload = BulkReviewSerializer(data=json_object(request.data))
+        payload.is_valid(raise_exception=True)
+        values = payload.validated_data
+        memories = self.memories(include_deleted=True)
+        if values.get("project"):
+            memories = memories.filter(
+                project=self.resolve_project(values["project"], role=Role.VIEWER)
+            )
+        prefer = self.access.token.project_id if self.access.is_agent else None
+        chosen = {
+            name: [
+                find_memory(memories, ref, prefer_project_id=prefer, field=name)
+                for ref in values.get(name, [])
+            ]
+            for name in ("accept", "reject")
+        }
+        for memory in [*chosen["accept"], *chosen["reject"]]:
+            self.require(Role.MEMBER, memory.team_id)
+        reason = values.get("reason", "")
+        with transaction.atomic():
+            for memory in chosen["accept"]:
+                reviewing.accept(memory, by=request.user, reason=reason)
+            for memory in chosen["reject"]:
+                reviewing.reject(memory, by=request.user, reason=reason)
+        return Response(
+            ReviewedSerializer(
+                {
+                    "accepted": [m.public_id for m in chosen["accept"]],
+                    "rejected": [m.public_id for m in chosen["reject"]],
+                }
+            ).data
+        )
 
     @extend_schema(
         methods=["POST"],

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 
-from django.db.models import Value
+from django.db.models import Case, Value, When
 from pgvector.django import CosineDistance
 
-from memories.models import Memory, MemoryScope, MemoryType
+from memories.models import Memory, MemoryScope, MemoryStatus, MemoryType
 
 MERGE_SIMILARITY = 0.90
 CONFLICT_SIMILARITY = 0.72
@@ -46,8 +46,17 @@ _REPLACES = re.compile(
 )
 
 
-def _peers(project, draft):
-    peers = Memory.objects.active().filter(project=project, type=draft.type)
+def _peers(project, draft, *, proposed: bool = False):
+    """Active memories of the draft's kind; with ``proposed``, those waiting for review too
+    (a proposal said again merges into it rather than queueing twice)."""
+    if proposed:
+        peers = Memory.objects.live().filter(
+            project=project,
+            type=draft.type,
+            status__in=(MemoryStatus.ACTIVE, MemoryStatus.PROPOSED),
+        )
+    else:
+        peers = Memory.objects.active().filter(project=project, type=draft.type)
     if draft.scope == MemoryScope.SESSION:
         peers = peers.filter(session=draft.session)
     if draft.type == MemoryType.AGENT_STATE:
@@ -63,7 +72,9 @@ def replaces(text: str) -> bool:
     return bool(_REPLACES.search(text))
 
 
-def _nearest(project, draft, min_similarity: float) -> list[tuple[Memory, float]]:
+def _nearest(
+    project, draft, min_similarity: float, *, proposed: bool = False
+) -> list[tuple[Memory, float]]:
     if draft.embedding is None:
         return []
     # An exact scan of the project's peers, never the HNSW index ("+ 0" keeps the planner
@@ -71,7 +82,7 @@ def _nearest(project, draft, min_similarity: float) -> list[tuple[Memory, float]
     # and a filtered index scan stops after its first candidates, so where other projects
     # hold the same words it would find no peer, and a paraphrase would not merge.
     rows = (
-        _peers(project, draft)
+        _peers(project, draft, proposed=proposed)
         .filter(embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", draft.embedding) + Value(0.0))
         .filter(distance__lte=1.0 - min_similarity)
@@ -83,16 +94,22 @@ def _nearest(project, draft, min_similarity: float) -> list[tuple[Memory, float]
 def restated(project, draft, fingerprint: str) -> Memory | None:
     if not draft.reconcile:
         return None
-    same = _peers(project, draft).filter(fingerprint=fingerprint).order_by("id").first()
+    peers = _peers(project, draft, proposed=True)
+    # The active one first: a statement both accepted and proposed merges into the accepted.
+    first = ("-is_active", "id")
+    peers = peers.annotate(
+        is_active=Case(When(status=MemoryStatus.ACTIVE, then=Value(1)), default=Value(0))
+    )
+    same = peers.filter(fingerprint=fingerprint).order_by(*first).first()
     if same is not None:
         return same
     stance = _stance(draft)
     if stance:
-        same = _peers(project, draft).filter(topic=draft.topic, details__stance=stance)
-        same = same.order_by("id").first()
+        same = peers.filter(topic=draft.topic, details__stance=stance)
+        same = same.order_by(*first).first()
         if same is not None:
             return same
-    for memory, _ in _nearest(project, draft, MERGE_SIMILARITY):
+    for memory, _ in _nearest(project, draft, MERGE_SIMILARITY, proposed=True):
         if draft.topic and memory.topic and draft.topic != memory.topic:
             continue
         if negated(memory.content) != negated(draft.content) or replaces(draft.content):

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from core.error_codes import ErrorCode
 from core.errors import DomainError
-from memories.capture import consistency
+from memories.capture import consistency, status
 from memories.capture.numbering import next_public_id, note_used
 from memories.decay import base_priority, priority_of
 from memories.models import (
@@ -112,7 +112,7 @@ class MemoryDraft:
 @dataclass
 class Recorded:
     memory: Memory
-    outcome: str  # "created" | "merged"
+    outcome: str  # "created" | "merged" | "rejected" (repeats a rejection: nothing written)
     superseded: list[Memory] = field(default_factory=list)
 
 
@@ -186,7 +186,10 @@ def redact_draft(project: Project, draft: MemoryDraft) -> int:
 
 def record(project: Project, draft: MemoryDraft) -> Recorded:
     """Write ``draft`` as a new memory of ``project``, or fold it into the one it restates.
-    Its text is redacted first (``redact_draft``)."""
+    Its text is redacted first (``redact_draft``). An extracted draft below the project's
+    confidence threshold is recorded ``proposed`` and supersedes nothing until accepted; an
+    extracted or imported draft that repeats a rejection is not recorded (outcome
+    ``rejected``, with the rejection)."""
     redact_draft(project, draft)
     validate(project, draft)
     draft.content = draft.content.strip()
@@ -195,17 +198,34 @@ def record(project: Project, draft: MemoryDraft) -> Recorded:
         draft.resolution = Resolution.OPEN
     if draft.embedding is None:
         draft.embedding = _embed(draft.content)
+    initial = MemoryStatus.PROPOSED if status.needs_review(project, draft) else MemoryStatus.ACTIVE
+    by = draft.created_by if getattr(draft.created_by, "pk", None) else str(draft.origin)
     with transaction.atomic():
         _lock(project, draft.type)
-        same = consistency.restated(project, draft, fingerprint(draft.content))
+        print_ = fingerprint(draft.content)
+        rejected = status.rejection_of(project, draft, print_)
+        if rejected is not None:
+            return Recorded(rejected, "rejected")
+        same = consistency.restated(project, draft, print_)
         if same is not None:
-            return Recorded(merge_into(same, draft), "merged")
-        contradicted = consistency.contradicted(project, draft)
-        memory = _create(project, draft)
+            merged = merge_into(same, draft)
+            if merged.status == MemoryStatus.PROPOSED and initial == MemoryStatus.ACTIVE:
+                # Said on purpose what waits for review: that is an acceptance.
+                from memories.capture.review import accept
+
+                merged = accept(merged, by=by, reason=f"recorded again by {draft.origin}")
+            return Recorded(merged, "merged")
+        contradicted = (
+            consistency.contradicted(project, draft) if initial == MemoryStatus.ACTIVE else []
+        )
+        memory = _create(project, draft, initial)
+        status.note(
+            memory, "", initial, by=by, reason=status.initial_reason(project, draft, initial)
+        )
         superseded = []
         for old in [*draft.supersedes, *contradicted]:
             if old.pk != memory.pk and old.status == MemoryStatus.ACTIVE:
-                supersede(memory, old)
+                supersede(memory, old, by=by)
                 superseded.append(old)
         return Recorded(memory, "created", superseded)
 
@@ -226,7 +246,7 @@ def _lock(project: Project, kind: str) -> None:
         )
 
 
-def _create(project: Project, draft: MemoryDraft) -> Memory:
+def _create(project: Project, draft: MemoryDraft, initial: str = MemoryStatus.ACTIVE) -> Memory:
     occurred = draft.occurred_at or _first_evidence_time(draft) or timezone.now()
     public_id = draft.public_id
     if not public_id or Memory.objects.filter(project=project, public_id=public_id).exists():
@@ -259,6 +279,7 @@ def _create(project: Project, draft: MemoryDraft) -> Memory:
         pinned=draft.pinned,
         fingerprint=fingerprint(draft.content),
         embedding=draft.embedding,
+        status=initial,
     )
     memory.priority = priority_of(memory)
     memory.save()
@@ -320,16 +341,28 @@ def merge_into(memory: Memory, draft: MemoryDraft) -> Memory:
     return memory
 
 
-def supersede(newer: Memory, older: Memory) -> None:
-    """``newer`` replaces ``older``, which stays as history (status superseded)."""
+def supersede(newer: Memory, older: Memory, *, by=None) -> None:
+    """``newer`` replaces ``older``, which stays as history (status superseded, the change
+    kept in its history with the newer memory linked)."""
     if would_cycle(newer, older, LinkKind.SUPERSEDES):
         raise MemoryConflict(f"{older.public_id} already supersedes {newer.public_id}.")
     MemoryLink.objects.get_or_create(
         team_id=newer.team_id, source=newer, target=older, kind=LinkKind.SUPERSEDES
     )
-    Memory.objects.filter(pk=older.pk, status=MemoryStatus.ACTIVE).update(
+    changed = Memory.objects.filter(pk=older.pk, status=MemoryStatus.ACTIVE).update(
         status=MemoryStatus.SUPERSEDED, updated_at=timezone.now()
     )
+    if changed:
+        if by is None:
+            by = newer.created_by if newer.created_by_id else str(newer.origin)
+        status.note(
+            older,
+            MemoryStatus.ACTIVE,
+            MemoryStatus.SUPERSEDED,
+            by=by,
+            reason=f"superseded by {newer.public_id}",
+            related=newer,
+        )
     older.status = MemoryStatus.SUPERSEDED
 
 
@@ -414,6 +447,14 @@ def resolve(
         finding.resolution = Resolution.RESOLVED
         finding.priority = priority_of(finding, now)
         finding.save(update_fields=["details", "resolution", "priority", "updated_at"])
+        status.note(
+            finding,
+            Resolution.OPEN,
+            Resolution.RESOLVED,
+            by=by,
+            reason=action_taken or verification or "resolved",
+            related=resolved_by,
+        )
         if resolved_by is not None:
             link(resolved_by, finding, LinkKind.RESOLVES)
     return finding

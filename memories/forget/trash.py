@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from core.error_codes import ErrorCode
 from memories.capture.record import InvalidMemory, MemoryConflict
+from memories.capture.status import note, note_many
 from memories.decay import priority_of
 from memories.diary import due
 from memories.forget.records import (
@@ -97,17 +98,19 @@ def _reason(reason: str) -> str:
 
 
 def _mark_deleted(pks: list[int], *, by, reason: str) -> int:
-    """Mark these memories deleted, those not deleted already; returns how many."""
-    return (
-        Memory.objects.filter(pk__in=pks)
-        .exclude(status=MemoryStatus.DELETED)
-        .update(
-            status=MemoryStatus.DELETED,
-            deleted_at=timezone.now(),
-            deleted_by=by if getattr(by, "pk", None) is not None else None,
-            delete_reason=reason,
-            updated_at=timezone.now(),
-        )
+    """Mark these memories deleted, those not deleted already, keeping each change in its
+    history; returns how many."""
+    alive = Memory.objects.filter(pk__in=pks).exclude(status=MemoryStatus.DELETED)
+    before = list(alive.select_for_update(of=("self",)).only("pk", "team_id", "status"))
+    if not before:
+        return 0
+    note_many(before, None, MemoryStatus.DELETED, by=by, reason=reason)
+    return Memory.objects.filter(pk__in=[m.pk for m in before]).update(
+        status=MemoryStatus.DELETED,
+        deleted_at=timezone.now(),
+        deleted_by=by if getattr(by, "pk", None) is not None else None,
+        delete_reason=reason,
+        updated_at=timezone.now(),
     )
 
 
@@ -155,12 +158,19 @@ def restore(memory: Memory, *, by=None) -> Memory:
         superseded = MemoryLink.objects.filter(
             target=current, kind=LinkKind.SUPERSEDES, source__status=MemoryStatus.ACTIVE
         ).exists()
-        current.status = MemoryStatus.SUPERSEDED if superseded else MemoryStatus.ACTIVE
+        # Back to where it stood when it was deleted (proposed, rejected…), as its history
+        # says; superseded if a newer memory still replaces it.
+        deleted = current.history.filter(to_status=MemoryStatus.DELETED).order_by("-at", "-id")
+        was = deleted.values_list("from_status", flat=True).first()
+        if was not in (MemoryStatus.PROPOSED, MemoryStatus.REJECTED, MemoryStatus.REVERTED):
+            was = MemoryStatus.ACTIVE
+        current.status = MemoryStatus.SUPERSEDED if superseded else was
         current.deleted_at = None
         current.deleted_by = None
         current.delete_reason = ""
         current.priority = priority_of(current)
         current.save()
+        note(current, MemoryStatus.DELETED, current.status, by=by, reason="restored")
         due.mark_memories([current])
         note_memories_restored([current])
     logger.info("memory %s restored by %s", current.public_id, by or "an agent")

@@ -23,6 +23,8 @@ TOOLS = {
     "list_memories",
     "list_deleted_memories",
     "restore_memory",
+    "accept_memory",
+    "reject_memory",
     "save_session",
 }
 
