@@ -10,7 +10,14 @@ from memories.models import MAX_CONTENT_CHARS, MemoryType
 MAX_QUERY_CHARS = 2000
 SEARCH_LIMIT = 50  # a search shows its best matches, ranked, on one page
 
-STATUSES = {"active": "Active", "superseded": "Superseded", "any": "Active and superseded"}
+STATUSES = {
+    "active": "Active",
+    "proposed": "Proposed (waiting for review)",
+    "rejected": "Rejected",
+    "superseded": "Superseded",
+    "reverted": "Reverted",
+    "any": "Any",
+}
 SORTS = {
     "open_first": "Open findings first",
     "priority": "Priority",

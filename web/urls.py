@@ -7,6 +7,7 @@ from web.views import (
     home,
     memories,
     memories_export,
+    memory_review,
     memory_trash,
     people,
     project_archive,
@@ -45,6 +46,8 @@ urlpatterns = [
     path("sessions/<str:public_id>/purge", trash.session_purge, name="purge"),
     path("memories", memories.memory_list, name="memories"),
     path("memories/export", memories_export.memories_export, name="memories-export"),
+    path("memories/review", memory_review.review_queue, name="memory-review"),
+    path("memories/rejections", memory_review.rejections, name="memory-rejections"),
     path("memories/bulk-delete", memory_trash.memory_bulk_delete, name="memory-bulk-delete"),
     path("memories/<int:project_id>/<str:public_id>", memories.memory_detail, name="memory"),
     path(
@@ -56,6 +59,11 @@ urlpatterns = [
         name="memory-resolve",
     ),
     path("memories/<int:project_id>/<str:public_id>/pin", memories.memory_pin, name="memory-pin"),
+    path(
+        "memories/<int:project_id>/<str:public_id>/status",
+        memory_review.memory_status,
+        name="memory-status",
+    ),
     path(
         "memories/<int:project_id>/<str:public_id>/delete",
         memories.memory_delete,

@@ -130,3 +130,19 @@ def first_line(text) -> str:
         if line.strip():
             return line.strip()[:160]
     return ""
+
+
+@register.simple_tag
+def review_waiting(workspace) -> int:
+    """How many memories of the workspace's project (or team) wait for review: the menu's
+    and the dashboard's count."""
+    from memories.capture.review import pending_count
+    from memories.retrieve.query import visible
+
+    if workspace is None or workspace.team is None:
+        return 0
+    cached = getattr(workspace, "_review_waiting", None)
+    if cached is None:
+        cached = pending_count(visible(workspace.project_access))
+        workspace._review_waiting = cached
+    return cached

@@ -234,6 +234,7 @@ def memory_detail(request, project_id, public_id):
         and memory.type == MemoryType.FINDING
         and memory.resolution != Resolution.RESOLVED,
         "resolve_form": ResolveForm(),
+        "history": list(memory.history.select_related("by", "related").order_by("at", "id")),
     }
     return render(request, "web/memories/detail.html", context)
 
