@@ -84,6 +84,7 @@ class Memory:
     evidence: str  # the evidence message's text, normalised
     items: list[int] = field(default_factory=list)  # indexes of the gold items it matches
     negatives: list[int] = field(default_factory=list)
+    confidence: str = ""  # the extractor's label (bench/review_split.py)
 
 
 @dataclass
@@ -111,7 +112,9 @@ def extracted(path: Path) -> list[Memory]:
     for session in parse_path(path):
         for statement, found in matches(session, session.messages):
             evidence = normalised(statement.message.content or "")
-            memories.append(Memory(found.type, found.content, evidence))
+            memories.append(
+                Memory(found.type, found.content, evidence, confidence=found.confidence)
+            )
     return memories
 
 

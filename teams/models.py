@@ -30,7 +30,7 @@ DEFAULT_ARCHIVE_AFTER_DAYS = 30
 DEFAULT_QUOTA_WARN_PERCENT = 80
 DEFAULT_QUOTA_COMPACT_PERCENT = 95
 # Extracted memories less confident than this wait for review (memories/capture/review.py).
-DEFAULT_MEMORY_REVIEW_THRESHOLD = 0.6
+DEFAULT_MEMORY_REVIEW_THRESHOLD = 0.5
 # The longest working-directory slug a project keeps (longer paths are refused, by name).
 DIRECTORY_MAX_LENGTH = 1000
 
