@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from memory_dev import GOLD, SHARED, extracted, score  # noqa: E402
+from memory_dev import GOLD, SHARED, extracted, score
 
-from memories.capture.status import confidence_score  # noqa: E402
-from teams.models import DEFAULT_MEMORY_REVIEW_THRESHOLD  # noqa: E402
-from transcripts import parse_path  # noqa: E402
+from memories.capture.status import confidence_score
+from teams.models import DEFAULT_MEMORY_REVIEW_THRESHOLD
+from transcripts import parse_path
 
 
 def split(memories, threshold: float) -> Counter:
@@ -42,9 +42,7 @@ def split(memories, threshold: float) -> Counter:
 def line(label: str, counts: Counter, kinds: bool = True) -> str:
     total = counts["proposed"] + counts["active"]
     share = counts["proposed"] / total if total else 0.0
-    text = (
-        f"{label:<34} {total:>5} {counts['active']:>6} {counts['proposed']:>8} {share:>6.0%}"
-    )
+    text = f"{label:<34} {total:>5} {counts['active']:>6} {counts['proposed']:>8} {share:>6.0%}"
     if kinds:
         text += "   " + " ".join(
             f"{kind} {counts[f'active:{kind}']}/{counts[f'proposed:{kind}']}"
@@ -74,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     gold = json.loads(GOLD.read_text())
     print(f"threshold {args.threshold:.2f}")
-    print(f"{'transcript':<34} {'all':>5} {'active':>6} {'proposed':>8} {'share':>6}   "
-          "active/proposed by kind")
+    print(
+        f"{'transcript':<34} {'all':>5} {'active':>6} {'proposed':>8} {'share':>6}   "
+        "active/proposed by kind"
+    )
     total = Counter()
     for entry in gold["files"]:
         counts = split(score(gold, entry).memories, args.threshold)

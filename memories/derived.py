@@ -11,7 +11,8 @@
 - A removed message: its evidence and quotes go; extracted memories read from it go, and
   what else they were read from is read again.
 - Anonymisation: the memories of the session, and those with evidence in it, are rewritten
-  with the session's anonymizer (content, details, person, agent, topic, tags, quotes) and
+  with the session's anonymizer (content, details, person, agent, topic, tags, quotes, and
+  the reasons of their history, which may quote them or name people) and
   embedded again from the new text; the session's diary entries are deleted and their days
   marked due. After a whole project, its memories of no session and its diary entries that
   still name its people get the same.
@@ -27,7 +28,7 @@ from django.utils import timezone
 
 from memories.diary import due
 from memories.diary.models import DiaryEntry
-from memories.models import Memory, MemoryEvidence, MemoryExtraction, Origin
+from memories.models import Memory, MemoryEvent, MemoryEvidence, MemoryExtraction, Origin
 from memories.poke import poke_extraction
 from sessions.derived import Derived
 from sessions.models import EnrichmentStatus
@@ -115,6 +116,9 @@ class MemoriesDerived(Derived):
         counts = _anonymise_memories(memories, anonymizer, write=write)
         quotes = MemoryEvidence.objects.filter(Q(session_id=session.pk) | Q(memory_id__in=ids))
         counts += _anonymise_quotes(quotes, anonymizer, write=write)
+        counts += _anonymise_history(
+            MemoryEvent.objects.filter(memory_id__in=ids), anonymizer, write=write
+        )
         entries = DiaryEntry.objects.filter(sessions__overlap=[session.public_id])
         counts["diary_entries"] += entries.count()
         if write:
@@ -126,6 +130,9 @@ class MemoriesDerived(Derived):
         counts = _anonymise_memories(memories, anonymizer, write=write)
         counts += _anonymise_quotes(
             MemoryEvidence.objects.filter(memory__in=memories), anonymizer, write=write
+        )
+        counts += _anonymise_history(
+            MemoryEvent.objects.filter(memory__in=memories), anonymizer, write=write
         )
         stale = []
         for pk, person, text in DiaryEntry.objects.filter(project=project).values_list(
@@ -190,3 +197,18 @@ def _anonymise_quotes(evidence, anonymizer, *, write: bool) -> Counter:
     if write and changed:
         update_each(MemoryEvidence, changed, ["quote"])
     return Counter(evidence_quotes=len(changed))
+
+
+def _anonymise_history(events, anonymizer, *, write: bool) -> Counter:
+    """The reasons in memories' histories ("superseded by…", "Kate said it is wrong")."""
+    from sessions.forget.anonymize import update_each
+
+    changed = []
+    for event in events.only("pk", "reason", "actor").order_by("pk"):
+        reason, actor = anonymizer.text(event.reason)[:500], anonymizer.text(event.actor)[:64]
+        if (reason, actor) != (event.reason, event.actor):
+            event.reason, event.actor = reason, actor
+            changed.append(event)
+    if write and changed:
+        update_each(MemoryEvent, changed, ["reason", "actor"])
+    return Counter(history_reasons=len(changed))

@@ -16,6 +16,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models.functions import Left
+from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from sessions.models import (
@@ -325,7 +326,7 @@ class MemoryEvent(models.Model):
         db_index=False,
         help_text="the memory it was superseded by, accepted after…",
     )
-    at = models.DateTimeField(auto_now_add=True)
+    at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["memory", "at", "id"]

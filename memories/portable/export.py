@@ -1,7 +1,8 @@
 """A session's or project's memories as YAML files (``schema.py``), in a zip or one document.
 
-Live memories only (active and superseded: history stays history; deleted ones are gone),
-with the relationships among them. ``turn_ref`` is the ``seq`` of the first message a
+Live memories only (proposed, active, rejected, superseded and reverted: history stays
+history; deleted ones are gone), each with the history of its status, with the
+relationships among them. ``turn_ref`` is the ``seq`` of the first message a
 memory came from, in its session (``session``, by public id).
 """
 
@@ -13,10 +14,10 @@ from collections import defaultdict
 from datetime import UTC, datetime
 
 import yaml
-from django.db.models import F
+from django.db.models import F, Prefetch
 from pydantic import ValidationError
 
-from memories.models import Memory, MemoryEvidence, MemoryLink, MemoryType
+from memories.models import Memory, MemoryEvent, MemoryEvidence, MemoryLink, MemoryType
 from memories.portable.schema import (
     AGENT_STATE_SECTIONS,
     MODEL_OF_SECTION,
@@ -39,7 +40,17 @@ def when(value: datetime | None) -> str | None:
 
 def export_files(memories) -> dict[str, dict]:
     """File name → YAML document (as data) for ``memories`` (a queryset)."""
-    rows = list(memories.live().select_related("session").order_by("type", "public_id"))
+    rows = list(
+        memories.live()
+        .select_related("session")
+        .prefetch_related(
+            Prefetch(
+                "history",
+                queryset=MemoryEvent.objects.select_related("by", "related").order_by("at", "id"),
+            )
+        )
+        .order_by("type", "public_id")
+    )
     turns = _turns([m.pk for m in rows])
     files: dict[str, dict] = {}
     states: dict[str, list[dict]] = defaultdict(list)
@@ -96,6 +107,20 @@ def _tail(memory: Memory, fields: dict, extra: dict) -> dict:
         fields["pinned"] = True
     if memory.status != "active":
         fields["status"] = memory.status
+    history = [
+        {
+            "at": when(event.at),
+            "from_status": event.from_status,
+            "to_status": event.to_status,
+            "by": event.who,
+            **({"reason": event.reason} if event.reason else {}),
+            **({"related": event.related.public_id} if event.related_id else {}),
+        }
+        for event in memory.history.all()
+    ]
+    # A memory recorded active and never changed has no history worth a line in the file.
+    if history and [(h["from_status"], h["to_status"]) for h in history] != [("", "active")]:
+        fields["history"] = history
     if memory.person:
         fields["person"] = memory.person
     if memory.shared:

@@ -32,7 +32,14 @@ from memories.capture.record import (
     redact_draft,
 )
 from memories.decay import priority_of
-from memories.models import Memory, MemoryScope, MemoryStatus, MemoryType, Origin
+from memories.models import (
+    Memory,
+    MemoryEvent,
+    MemoryScope,
+    MemoryStatus,
+    MemoryType,
+    Origin,
+)
 from memories.portable.schema import (
     AGENT_STATE_SECTIONS,
     SECTIONS,
@@ -42,6 +49,7 @@ from memories.portable.schema import (
     Said,
     details_fields,
 )
+from sessions.capture.redaction import redact_for
 from sessions.models import Message, Session
 from teams.models import Project
 from transcripts._yaml import TextTimesLoader as _Loader
@@ -351,14 +359,34 @@ def _write(project: Project, item: Item, vector, by, result: Imported) -> Memory
         result.unchanged.append(same.public_id)
         return same
     try:
-        memory = record(project, draft).memory
+        recorded = record(project, draft)
     except InvalidMemory as exc:
         raise MemoryFileError(str(exc), file=item.file, entry=item.entry, field=exc.field) from None
+    memory = recorded.memory
+    if recorded.outcome == "rejected":
+        # The project rejected this statement: it stays a rejection.
+        result.unchanged.append(memory.public_id)
+        return memory
     decay = item.fields.decay
     memory.access_count = decay.access_count
     memory.last_accessed_at = decay.last_accessed
-    if item.fields.status == MemoryStatus.SUPERSEDED:
-        memory.status = MemoryStatus.SUPERSEDED
+    if item.fields.status != MemoryStatus.ACTIVE:
+        memory.status = item.fields.status
+    if item.fields.history:
+        # The file's history replaces the line the import itself wrote.
+        memory.history.all().delete()
+        MemoryEvent.objects.bulk_create(
+            MemoryEvent(
+                team_id=memory.team_id,
+                memory=memory,
+                from_status=entry.from_status,
+                to_status=entry.to_status,
+                actor=entry.by[:64],
+                reason=redact_for(project, entry.reason)[0][:500],
+                at=entry.at,
+            )
+            for entry in item.fields.history
+        )
     memory.priority = decay.priority if decay.priority is not None else priority_of(memory)
     memory.save(update_fields=["access_count", "last_accessed_at", "status", "priority"])
     result.created.append(memory.public_id)

@@ -5,7 +5,8 @@ One shape per type, as the BMAD session folder writes them (``decisions.yaml``,
 relationships), plus ``learnings.yaml`` and ``facts.yaml`` in the same style. A few fields
 beyond that shape carry what a memory here has and the files do not, so an export imports
 back whole: ``session`` (the session it came from), ``topic``, ``scope``, ``pinned``,
-``status`` (superseded), ``turn_refs`` (every evidence turn when more than one),
+``status`` (proposed, rejected, superseded, reverted), ``history`` (every change of its
+status: when, from, to, by whom, why), ``turn_refs`` (every evidence turn when more than one),
 ``decay.base_priority``, ``extra`` (the type's fields that have no place above), and seed
 002's ``person`` (whom it is of) and ``shared`` (every character of that person sees it).
 
@@ -37,6 +38,15 @@ class Decay(Strict):
 Text = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
 
 
+class HistoryEntry(Strict):
+    at: datetime
+    from_status: str = Field("", max_length=10)
+    to_status: str = Field(max_length=10)
+    by: str = Field("", max_length=150)
+    reason: str = Field("", max_length=500)
+    related: str = Field("", max_length=24)
+
+
 class Common(Strict):
     """What every memory has, whatever its type."""
 
@@ -46,7 +56,8 @@ class Common(Strict):
     topic: str = Field("", max_length=100)
     scope: Literal["session", "project", "team"] = MemoryScope.PROJECT.value
     pinned: bool = False
-    status: Literal["active", "superseded"] = "active"
+    status: Literal["proposed", "active", "rejected", "superseded", "reverted"] = "active"
+    history: list[HistoryEntry] = []
     person: str = Field("", max_length=200)
     shared: bool = False
     extra: dict[str, Any] = {}

@@ -76,6 +76,7 @@ class AnonymizeOutcomeSerializer(serializers.Serializer):
         help_text=(
             "what is derived from the sessions and rewritten with them, by kind: memories "
             "(content, person, agent, topic, details, tags and vector), evidence_quotes, "
+            "history_reasons (the reasons and actors of their status changes), "
             "diary_entries (removed and distilled again from the anonymised sessions) and "
             "aliases (speaker names)"
         ),

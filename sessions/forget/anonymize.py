@@ -47,7 +47,7 @@ from transcripts.sanitize import clean_json
 logger = logging.getLogger(__name__)
 
 KINDS = ("user", "project", "path", "email", "phone", "ip")
-DERIVED_KINDS = ("memories", "evidence_quotes", "diary_entries", "aliases")
+DERIVED_KINDS = ("memories", "evidence_quotes", "history_reasons", "diary_entries", "aliases")
 EXCERPTS = 5
 EXCERPT_CHARS = 80
 # One anonymisation per project at a time: placeholders are numbered per project.

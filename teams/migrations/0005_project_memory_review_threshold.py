@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
             model_name="project",
             name="memory_review_threshold",
             field=models.FloatField(
-                default=0.6,
+                default=0.5,
                 help_text="Memories the extractor finds with a confidence below this (0..1) wait in the review queue as proposals instead of being used at once. Confidence labels count as: high and explicit 0.9, medium 0.7, unstated 0.5, low and inferred 0.4, uncertain 0.2. 0 uses every extracted memory at once; 1 reviews them all. Memories recorded on purpose by a person or an agent are always used at once.",
                 validators=[
                     django.core.validators.MinValueValidator(0.0),

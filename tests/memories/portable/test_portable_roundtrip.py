@@ -183,3 +183,56 @@ def test_export_then_import_into_an_empty_project_gives_the_same_memories(genera
     assert imported.renumbered == {}
     assert snapshot(target) == snapshot(source)
     assert set(Memory.objects.filter(project=target).values_list("origin", flat=True)) == {"import"}
+
+
+def test_statuses_and_history_are_exported_and_imported_back(owner):
+    from memories.capture import review
+    from memories.models import Origin
+    from memories.portable.export import export_files
+
+    source, target = ProjectFactory(), ProjectFactory()
+    waiting = record(
+        source,
+        MemoryDraft("fact", "The cache lives in Redis", confidence="low", origin=Origin.EXTRACTOR),
+    ).memory
+    dropped = record(
+        source,
+        MemoryDraft("fact", "Logs rotate daily", confidence="low", origin=Origin.EXTRACTOR),
+    ).memory
+    review.reject(dropped, by=owner, reason="not true here")
+    withdrawn = record(source, MemoryDraft("decision", "Ship on Fridays")).memory
+    review.revert(withdrawn, by=owner, reason="broke prod")
+
+    files = export_files(Memory.objects.filter(project=source))
+    facts = {f["id"]: f for f in files["facts.yaml"]["facts"]}
+    assert facts[waiting.public_id]["status"] == "proposed"
+    rejected = facts[dropped.public_id]
+    assert rejected["status"] == "rejected"
+    assert [(h["from_status"], h["to_status"], h["by"]) for h in rejected["history"]] == [
+        ("", "proposed", "extractor"),
+        ("proposed", "rejected", owner.get_username()),
+    ]
+    assert rejected["history"][1]["reason"] == "not true here"
+
+    archive = export_zip(Memory.objects.filter(project=source))
+    import_files(target, read_upload("memories.zip", archive, UnzipLimits()))
+    got = {m.public_id: m for m in Memory.objects.filter(project=target)}
+    assert {k: m.status for k, m in got.items()} == {
+        waiting.public_id: "proposed",
+        dropped.public_id: "rejected",
+        withdrawn.public_id: "reverted",
+    }
+    history = got[withdrawn.public_id].history.order_by("at", "id")
+    assert [(e.to_status, e.actor, e.reason) for e in history] == [
+        ("active", "agent", "recorded by agent"),
+        ("reverted", owner.get_username(), "broke prod"),
+    ]
+    # A statement the target project already rejected stays a rejection on import.
+    third = ProjectFactory()
+    refused = record(
+        third, MemoryDraft("fact", "Logs rotate daily", confidence="low", origin=Origin.EXTRACTOR)
+    ).memory
+    review.reject(refused, by=owner)
+    outcome = import_files(third, read_upload("memories.zip", archive, UnzipLimits()))
+    assert refused.public_id in outcome.unchanged
+    assert Memory.objects.filter(project=third, content="Logs rotate daily").count() == 1

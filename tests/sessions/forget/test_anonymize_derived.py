@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from memories.capture import review
 from memories.capture.record import Evidence, MemoryDraft, record
 from memories.diary.distill import distill_day
 from memories.diary.models import DiaryDue, DiaryEntry
@@ -77,6 +78,7 @@ def test_the_preview_counts_each_derived_kind_and_changes_nothing(friends):
 
 def test_applying_rewrites_memories_quotes_aliases_and_diaries(friends):
     session, memory = friends
+    review.reject(memory, by="rsmith", reason="Kate says Rob cancelled")
     old_vector = np.array(memory.embedding)
     old_fingerprint = memory.fingerprint
     run(session, write=True)
@@ -89,6 +91,9 @@ def test_applying_rewrites_memories_quotes_aliases_and_diaries(friends):
     assert not np.allclose(np.array(memory.embedding), old_vector)
     quote = MemoryEvidence.objects.get(memory=memory).quote
     assert quote and not names_in(quote)
+    # Its history's reasons and actors too.
+    rejected = memory.history.get(to_status="rejected")
+    assert rejected.reason and not names_in(rejected.reason, rejected.actor)
 
     aliases = SpeakerAlias.objects.filter(project=session.project)
     assert not names_in(*aliases.values_list("alias", "alias_key", "speaker"))
