@@ -283,3 +283,35 @@ def test_an_agent_lists_the_deleted_memories_and_restore_needs_the_delete_permis
     assert listed["recovery_deadline"] > listed["deleted_at"]
     refused = error(agent.call("restore_memory", {"memory_id": memory.public_id}))
     assert "delete" in refused  # the token's missing permission, named
+
+
+@live
+def test_an_agent_lists_proposals_only_when_asked_and_accepts_or_rejects_them(agent, project):
+    from memories.models import Memory, Origin
+
+    drafts = [
+        MemoryDraft(type="learning", content=text, confidence="low", origin=Origin.EXTRACTOR)
+        for text in ("Run migrations before the tests", "The flaky test is test_upload")
+    ]
+    keep, drop = (record(project, draft).memory for draft in drafts)
+    assert data(agent.call("list_memories", {"type": "learning"}))["memories"] == []
+    listed = data(agent.call("list_memories", {"type": "learning", "proposed": True}))
+    assert {m["id"] for m in listed["memories"]} == {keep.public_id, drop.public_id}
+    assert {m["status"] for m in listed["memories"]} == {"proposed"}
+    accepted = data(
+        agent.call(
+            "accept_memory",
+            {"memory_id": keep.public_id, "content": "Run the migrations before the tests"},
+        )
+    )
+    assert (accepted["status"], accepted["content"]) == (
+        "active",
+        "Run the migrations before the tests",
+    )
+    rejected = data(agent.call("reject_memory", {"memory_id": drop.public_id, "reason": "fixed"}))
+    assert rejected["status"] == "rejected"
+    in_use = data(agent.call("list_memories", {"type": "learning"}))["memories"]
+    assert [m["id"] for m in in_use] == [keep.public_id]
+    missing = error(agent.call("accept_memory", {"memory_id": "LEARN-999"}))
+    assert "LEARN-999" in missing
+    assert Memory.objects.get(pk=drop.pk).history.last().reason == "fixed"
