@@ -166,13 +166,17 @@ def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
 
     changed = []
     for memory in memories.defer("embedding").order_by("pk"):
-        before = {name: getattr(memory, name) for name in (*MEMORY_TEXT, "details", "tags")}
+        before = {
+            name: getattr(memory, name) for name in (*MEMORY_TEXT, "details", "tags", "files")
+        }
         memory.content = anonymizer.text(memory.content)
         memory.person = anonymizer.text(memory.person)[:200]
         memory.agent = anonymizer.text(memory.agent)[:64]
         memory.topic = anonymizer.text(memory.topic)[:100]
         memory.details = anonymizer.json(memory.details)
         memory.tags = list(dict.fromkeys(anonymizer.keyword(t)[:64] for t in memory.tags))
+        # The files it is about (staleness keys) may hold a person's home folder.
+        memory.files = list(dict.fromkeys(anonymizer.text(f)[:300] for f in memory.files))
         if any(getattr(memory, name) != value for name, value in before.items()):
             changed.append(memory)
     if write and changed:
@@ -181,7 +185,9 @@ def _anonymise_memories(memories, anonymizer, *, write: bool) -> Counter:
         for memory, vector in zip(changed, vectors, strict=True):
             memory.embedding = vector
             memory.fingerprint = fingerprint(memory.content)
-        update_each(Memory, changed, [*MEMORY_TEXT, "details", "tags", "embedding", "fingerprint"])
+        update_each(
+            Memory, changed, [*MEMORY_TEXT, "details", "tags", "files", "embedding", "fingerprint"]
+        )
     return Counter(memories=len(changed))
 
 

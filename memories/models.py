@@ -183,6 +183,21 @@ class Memory(models.Model):
     status = models.CharField(
         max_length=10, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE
     )
+    # Staleness (memories/enrich/staleness.py): the files a decision or finding is about, as
+    # comparison keys (memories/capture/files.py); flagged when a later session edits one.
+    files = ArrayField(models.CharField(max_length=300), default=list, blank=True)
+    stale_since = models.DateTimeField(
+        null=True, blank=True, help_text="May be stale: a later session edited its files."
+    )
+    stale_session = models.ForeignKey(
+        Session,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        help_text="The session whose edits flagged it.",
+    )
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = user_or_null()
     delete_reason = models.CharField(max_length=500, blank=True)
@@ -261,6 +276,7 @@ class Memory(models.Model):
             ),
             GinIndex(fields=["search_vector"], name="memory_search_gin"),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
+            GinIndex(fields=["files"], name="memory_files_gin"),
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
@@ -310,7 +326,9 @@ class MemoryEvent(models.Model):
     memory = models.ForeignKey(
         Memory, on_delete=models.CASCADE, related_name="history", db_index=False
     )
-    from_status = models.CharField(max_length=10, blank=True, help_text="empty: recorded")
+    from_status = models.CharField(
+        max_length=10, blank=True, help_text="empty: recorded; a finding's open/resolved; stale"
+    )
     to_status = models.CharField(max_length=10)
     by = user_or_null()
     actor = models.CharField(

@@ -13,6 +13,7 @@ import copy
 from collections.abc import Mapping
 
 from drf_spectacular.utils import extend_schema_field
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from core.openapi import KnownParametersOnlyExtension
@@ -316,6 +317,11 @@ class EvidenceSerializer(serializers.Serializer):
     quote = serializers.CharField()
 
 
+class StaleSerializer(serializers.Serializer):
+    since = serializers.DateTimeField(help_text="when the edit was seen")
+    session = serializers.CharField(allow_null=True, help_text="the session that edited its files")
+
+
 class MemorySerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id", read_only=True)
     project = serializers.SerializerMethodField()
@@ -326,6 +332,10 @@ class MemorySerializer(serializers.ModelSerializer):
         help_text="with q: how well it matches, 0..1 (as message search); else null"
     )
     resolution = serializers.CharField(help_text="a finding's: open or resolved; else empty")
+    stale = serializers.SerializerMethodField(
+        help_text="null, or {since, session}: a later session edited the files it is about, so "
+        "it may be stale (POST …/confirm clears it)"
+    )
 
     class Meta:
         model = Memory
@@ -356,6 +366,8 @@ class MemorySerializer(serializers.ModelSerializer):
             "access_count",
             "pinned",
             "status",
+            "files",
+            "stale",
             "deleted_at",
             "delete_reason",
             "created_at",
@@ -375,6 +387,16 @@ class MemorySerializer(serializers.ModelSerializer):
 
     def get_relevance(self, memory) -> float | None:
         return getattr(memory, "relevance", None)
+
+    @extend_schema_field(StaleSerializer(allow_null=True))
+    def get_stale(self, memory) -> dict | None:
+        if memory.stale_since is None:
+            return None
+        session = memory.stale_session
+        return {
+            "since": memory.stale_since,
+            "session": session.public_id if session is not None else None,
+        }
 
 
 class LinkOutSerializer(serializers.Serializer):
@@ -466,9 +488,9 @@ class ResolveSerializer(StrictSerializer):
 class AcceptSerializer(StrictSerializer):
     content = serializers.CharField(
         required=False,
-        allow_blank=True,
-        trim_whitespace=False,
-        help_text="edit the statement, then accept it (1 to 4000 characters)",
+        max_length=MAX_CONTENT_CHARS,
+        validators=[RegexValidator(r"\S", "A memory needs its content.")],
+        help_text="edit the statement, then accept it (1 to 4000 characters, not only spaces)",
     )
     reason = text(500, help_text="why (kept in its history)")
 
@@ -501,10 +523,6 @@ class BulkReviewSerializer(StrictSerializer):
 
     def validate(self, attrs):
         attrs = super().validate(attrs)
-        if not attrs.get("accept") and not attrs.get("reject"):
-            raise serializers.ValidationError(
-                {"accept": ["name at least one memory to accept or reject"]}
-            )
         both = set(attrs.get("accept", [])) & set(attrs.get("reject", []))
         if both:
             raise serializers.ValidationError(

@@ -153,9 +153,9 @@ def with_listing(queryset):
     shown = MemoryEvidence.objects.filter(session__deleted_at__isnull=True).select_related(
         "message", "session"
     )
-    return queryset.select_related("project__team", "session", "created_by").prefetch_related(
-        Prefetch("evidence", queryset=shown)
-    )
+    return queryset.select_related(
+        "project__team", "session", "created_by", "stale_session"
+    ).prefetch_related(Prefetch("evidence", queryset=shown))
 
 
 RECORD_REQUEST = PolymorphicProxySerializer(
@@ -560,6 +560,17 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         """Undo a rejection: the memory is proposed again, back in the review queue. 409
         when it is not rejected."""
         return self._reviewed(reviewing.unreject)
+
+    @extend_schema(
+        parameters=DETAIL_PARAMETERS,
+        request=ReasonSerializer,
+        responses={200: MemoryDetailSerializer, 409: error(409)},
+    )
+    @action(detail=True, methods=["post"])
+    def confirm(self, request, id=None):
+        """Confirm a memory flagged may be stale (a later session edited its files): it still
+        holds, and the flag clears. 409 when it is not flagged."""
+        return self._reviewed(reviewing.confirm)
 
     @extend_schema(
         parameters=DETAIL_PARAMETERS,

@@ -20,6 +20,7 @@ from django.utils import timezone
 from core.error_codes import ErrorCode
 from core.errors import DomainError
 from memories.capture import consistency, status
+from memories.capture.files import files_of
 from memories.capture.numbering import next_public_id, note_used
 from memories.decay import base_priority, priority_of
 from memories.models import (
@@ -280,6 +281,7 @@ def _create(project: Project, draft: MemoryDraft, initial: str = MemoryStatus.AC
         fingerprint=fingerprint(draft.content),
         embedding=draft.embedding,
         status=initial,
+        files=files_of(draft),
     )
     memory.priority = priority_of(memory)
     memory.save()
@@ -350,7 +352,10 @@ def supersede(newer: Memory, older: Memory, *, by=None) -> None:
         team_id=newer.team_id, source=newer, target=older, kind=LinkKind.SUPERSEDES
     )
     changed = Memory.objects.filter(pk=older.pk, status=MemoryStatus.ACTIVE).update(
-        status=MemoryStatus.SUPERSEDED, updated_at=timezone.now()
+        status=MemoryStatus.SUPERSEDED,
+        stale_since=None,
+        stale_session=None,
+        updated_at=timezone.now(),
     )
     if changed:
         if by is None:

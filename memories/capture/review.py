@@ -12,6 +12,7 @@ history of every change of status.
 - **Reject** keeps the memory as a rejection (who, when, why): a later extraction or
   import of the same statement (the same words, or nearly the same meaning with the same
   polarity, ``rejection_of``) is not proposed again. ``unreject`` puts it back in the queue.
+- **Confirm** clears a memory's may-be-stale flag (``memories/enrich/staleness.py``).
 - **Revert** withdraws an active memory (a decision undone), with who and why; **reopen**
   opens a resolved finding again.
 - **History**: each change is a ``MemoryEvent`` (``note``), shown on the memory's page, in
@@ -203,6 +204,21 @@ def reopen(finding: Memory, *, by=None, reason: str = "") -> Memory:
         current.priority = priority_of(current, timezone.now())
         current.save(update_fields=["details", "resolution", "priority", "updated_at"])
         note(current, Resolution.RESOLVED, Resolution.OPEN, by=by, reason=reason or "reopened")
+    return current
+
+
+def confirm(memory: Memory, *, by=None, reason: str = "") -> Memory:
+    """Someone checked a memory flagged may be stale: it still holds; the flag clears. 409
+    when it is not flagged."""
+    with transaction.atomic():
+        current = _locked(memory)
+        _refuse_deleted(current)
+        if current.stale_since is None:
+            raise MemoryConflict(f"{current.public_id} is not flagged as may be stale.")
+        current.stale_since = None
+        current.stale_session = None
+        current.save(update_fields=["stale_since", "stale_session", "updated_at"])
+        note(current, "stale", current.status, by=by, reason=reason or "confirmed: still true")
     return current
 
 

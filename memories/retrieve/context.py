@@ -4,6 +4,8 @@ for the query, each type under its own heading, one line per memory with its id:
     ## Decisions
     - [DEC-002] Use OAuth 2.0 with JWT tokens — because stateless auth scales
 
+A decision or finding whose files a later session edited is marked "(may be stale: …)".
+
 Registered into search's context (``search/context_sections.py``) by ``MemoriesConfig.ready``.
 With a query, the memories are those ``search_memories`` finds at the caller's
 ``min_relevance`` (every agent's: agents of a team read each other's decisions and findings);
@@ -55,6 +57,9 @@ def line(memory: Memory) -> str:
             text += f" — at {_flat(details['location'])}"
     elif memory.type == MemoryType.PREFERENCE and memory.confidence:
         text += f" ({memory.confidence})"
+    if memory.stale_since is not None:
+        # Marked, not hidden: the agent checks it against the code before relying on it.
+        text += " (may be stale: a later session edited its files)"
     return f"- [{memory.public_id}] {text}"
 
 

@@ -156,7 +156,7 @@ def memory_list(request):
 def memory_or_404(workspace: Workspace, project_id: int, public_id: str) -> Memory:
     memory = (
         visible(workspace.access)
-        .select_related("project", "session", "created_by")
+        .select_related("project", "session", "created_by", "stale_session")
         .defer(*HEAVY_COLUMNS)
         .filter(project_id=project_id, public_id=public_id)
         .first()

@@ -148,7 +148,7 @@ def rejections(request):
 @memory_action(Role.MEMBER)
 def memory_status(request, memory):
     """One memory's page: accept (``content`` to edit it first), reject, unreject, revert
-    (``reason`` needed) or reopen it."""
+    (``reason`` needed), reopen or confirm it."""
     action = request.POST.get("action", "")
     reason = request.POST.get("reason", "")
     if action == "accept":
@@ -162,6 +162,8 @@ def memory_status(request, memory):
         review.revert(memory, by=request.user, reason=reason)
     elif action == "reopen":
         review.reopen(memory, by=request.user, reason=reason)
+    elif action == "confirm":
+        review.confirm(memory, by=request.user, reason=reason)
     else:
         messages.info(request, "Unknown action.")
         return redirect(memory_url(memory))
@@ -175,4 +177,5 @@ DONE = {
     "unreject": "is proposed again, back in the review queue",
     "revert": "is reverted: kept as history, no longer used",
     "reopen": "is open again",
+    "confirm": "is confirmed: no longer flagged as may be stale",
 }

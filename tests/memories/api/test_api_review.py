@@ -145,7 +145,11 @@ def test_bulk_review_is_all_or_nothing(project, agent):
     d.refresh_from_db()
     assert d.status == "proposed"
     empty = agent.post(f"{URL}/review", {}, format="json")
-    assert empty.status_code == 400 and "accept" in empty.json()
+    assert empty.json() == {"accepted": [], "rejected": []}
+    both = agent.post(
+        f"{URL}/review", {"accept": [d.public_id], "reject": [d.public_id]}, format="json"
+    )
+    assert both.status_code == 400 and "reject" in both.json()
 
 
 def test_another_teams_memory_is_404_to_review(project, outsider):
