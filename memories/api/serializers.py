@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 
-from drf_spectacular.utils import extend_schema_field
 from django.core.validators import RegexValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.openapi import KnownParametersOnlyExtension
