@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from memories.capture.record import fingerprint, record
 from memories.enrich.extract import extract_drafts
+from memories.enrich.fixes import resolve_fixed
 from memories.enrich.staleness import flag_stale
 from memories.enrich.stated import stated_drafts
 from memories.models import MemoryEvidence, MemoryExtraction
@@ -101,6 +102,7 @@ def extract_session(extraction: MemoryExtraction) -> int:
     # the rules do not read those messages again: their author already said what to keep.
     # Before this session's own memories are recorded: its edits concern what was said before.
     flag_stale(session, messages)
+    resolve_fixed(session, messages)
     stated = stated_drafts(session, messages)
     extracted = extract_drafts(session, [m for m in messages if not states_memories(m)])
     drafts = [d for d in [*stated, *extracted.drafts] if not already_recorded(d)]
