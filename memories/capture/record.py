@@ -212,9 +212,7 @@ def record(project: Project, draft: MemoryDraft) -> Recorded:
             merged = merge_into(same, draft)
             if merged.status == MemoryStatus.PROPOSED and initial == MemoryStatus.ACTIVE:
                 # Said on purpose what waits for review: that is an acceptance.
-                from memories.capture.review import accept
-
-                merged = accept(merged, by=by, reason=f"recorded again by {draft.origin}")
+                activate(merged, by=by, reason=f"recorded again by {draft.origin}")
             return Recorded(merged, "merged")
         contradicted = (
             consistency.contradicted(project, draft) if initial == MemoryStatus.ACTIVE else []
@@ -341,6 +339,33 @@ def merge_into(memory: Memory, draft: MemoryDraft) -> Memory:
     )
     add_evidence(memory, draft.evidence)
     return memory
+
+
+def activate(memory: Memory, *, by, reason: str) -> list[Memory]:
+    """Make ``memory`` (locked by the caller) active, keep the change in its history, and
+    let it supersede the active memories it contradicts (a proposal did not until now).
+    Returns those it superseded."""
+    before = memory.status
+    memory.status = MemoryStatus.ACTIVE
+    memory.priority = priority_of(memory, timezone.now())
+    memory.save(update_fields=["status", "priority", "updated_at"])
+    status.note(memory, before, MemoryStatus.ACTIVE, by=by, reason=reason)
+    draft = MemoryDraft(
+        type=memory.type,
+        content=memory.content,
+        session=memory.session,
+        details=memory.details,
+        topic=memory.topic,
+        scope=memory.scope,
+        agent=memory.agent,
+        embedding=memory.embedding,
+    )
+    retired = []
+    for old in consistency.contradicted(memory.project, draft):
+        if old.pk != memory.pk and old.status == MemoryStatus.ACTIVE:
+            supersede(memory, old, by=by)
+            retired.append(old)
+    return retired
 
 
 def supersede(newer: Memory, older: Memory, *, by=None) -> None:

@@ -27,12 +27,12 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from memories.capture import consistency
+from memories.capture.edit import edit
 from memories.capture.record import (
     InvalidMemory,
     MemoryConflict,
     MemoryDraft,
-    supersede,
+    activate,
     validate,
 )
 from memories.capture.status import MAX_REASON_CHARS, note
@@ -98,36 +98,12 @@ def accept(memory: Memory, *, by=None, reason: str = "", content: str | None = N
                 superseded_by=newer.public_id if newer else None,
             )
         if content is not None and content != current.content:
-            from memories.capture.edit import edit
-
             current = edit(current, {"content": content})
             reason = reason or "edited, then accepted"
         if current.status == MemoryStatus.ACTIVE:
             return current
-        before = current.status
-        _set_status(current, MemoryStatus.ACTIVE)
-        note(current, before, MemoryStatus.ACTIVE, by=by, reason=reason or "accepted")
-        _supersede_contradicted(current, by=by)
+        activate(current, by=by, reason=reason or "accepted")
     return current
-
-
-def _supersede_contradicted(memory: Memory, *, by) -> list[Memory]:
-    draft = MemoryDraft(
-        type=memory.type,
-        content=memory.content,
-        session=memory.session,
-        details=memory.details,
-        topic=memory.topic,
-        scope=memory.scope,
-        agent=memory.agent,
-        embedding=memory.embedding,
-    )
-    retired = []
-    for old in consistency.contradicted(memory.project, draft):
-        if old.pk != memory.pk and old.status == MemoryStatus.ACTIVE:
-            supersede(memory, old, by=by)
-            retired.append(old)
-    return retired
 
 
 def reject(memory: Memory, *, by=None, reason: str = "") -> Memory:
