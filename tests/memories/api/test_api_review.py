@@ -155,7 +155,7 @@ def test_bulk_review_is_all_or_nothing(project, agent):
 def test_another_teams_memory_is_404_to_review(project, outsider):
     memory = proposal(project)
     stranger = client_for(outsider)
-    for action in ("accept", "reject", "unreject", "revert", "reopen"):
+    for action in ("accept", "reject", "unreject", "revert", "reopen", "confirm"):
         answer = stranger.post(f"{URL}/{memory.public_id}/{action}", {"reason": "x"}, format="json")
         assert answer.status_code == 404, action
     bulk = stranger.post(f"{URL}/review", {"reject": [memory.public_id]}, format="json")
