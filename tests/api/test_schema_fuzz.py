@@ -104,6 +104,15 @@ RULES_BEYOND_THE_SCHEMA = {
     # An edit takes the fields of the memory's own type only (DEC-001 has no severity).
     "PATCH /api/v1/memories/{id}": {"project", *MemoryPatchSerializer().fields},
     "POST /api/v1/memories/{id}/resolve": {"project", "type"},
+    # Review: the project a person or token names; an edit's content (1..4000, not blank);
+    # a revert's reason; reopening is for findings; a bulk review names each memory once.
+    "POST /api/v1/memories/{id}/accept": {"project", "content"},
+    "POST /api/v1/memories/{id}/reject": {"project"},
+    "POST /api/v1/memories/{id}/unreject": {"project"},
+    "POST /api/v1/memories/{id}/confirm": {"project"},
+    "POST /api/v1/memories/{id}/revert": {"project", "reason"},
+    "POST /api/v1/memories/{id}/reopen": {"project", "type"},
+    "POST /api/v1/memories/review": {"project", "accept", "reject"},
     "POST /api/v1/memories/{id}/links": {"project", "target", "kind"},
     "GET /api/v1/agent-states/{agent}": {"project", "session"},
     "PUT /api/v1/agent-states/{agent}": {"project", "session", "agent"},
