@@ -17,14 +17,13 @@ import time
 from celery import shared_task
 from celery.exceptions import Ignore
 from django.db import OperationalError
-from django.db.models import Count, F, Func, Sum
 from django.utils import timezone
 
 from sessions.enrich import pipeline
 from sessions.enrich.poke import more_work_arrived, poke_enrichment
 from sessions.forget import access, anonymize, archive, decay, derived, retention
 from sessions.forget.lifecycle import purge_expired
-from sessions.models import EnrichmentStatus, Message, Session
+from sessions.models import EnrichmentStatus, Session
 from sessions.signals import decay_due
 from teams.models import Project
 
@@ -138,23 +137,6 @@ def update_decay() -> int:
 def archive_check() -> dict:
     """Beat, daily: idle, decaying and archived by each project's thresholds."""
     return archive.archive_check()
-
-
-@shared_task(name="sessions.tasks.refresh_session_stats", acks_late=True, **RETRYING)
-def refresh_session_stats(session_id: int) -> dict | None:
-    """Recount a session's messages and bytes from its rows (after appends or deletions)."""
-    stats = Message.objects.filter(session_id=session_id).aggregate(
-        count=Count("id"),
-        size=Sum(Func(F("content"), function="octet_length")),
-    )
-    updated = Session.objects.filter(pk=session_id).update(
-        message_count=stats["count"], size_bytes=stats["size"] or 0
-    )
-    if not updated:
-        logger.info("session %s is gone; nothing to refresh", session_id)
-        return None
-    size = stats["size"] or 0
-    return {"session_id": session_id, "message_count": stats["count"], "size_bytes": size}
 
 
 # A project of many thousands of sessions takes long: one task goes through all of them (its
