@@ -38,7 +38,7 @@ from sessions.enrich.aliases import NOT_NAMES
 T = TypeVar("T")
 
 OTHERS_FACTOR = 0.8
-# Chosen on LoCoMo 0-4, checked on 5-9 and the other sets (docs/benchmarks.md).
+# Chosen on LoCoMo 0-4, checked on 5-9 and the other sets (docs/benchmark-log.md).
 SELF_LIFT = 0.2
 SELF_NOT_QUESTION = True  # a message ending with a question mark is not a self-statement
 # A first-person word, as a PostgreSQL regular expression (``~*``: any case; "I'm", "we've"

@@ -24,7 +24,7 @@ from search.query_intent import QueryIntent
 from search.ranking import Candidate, lifted
 
 # Chosen on LoCoMo 0-4: turn R@10 0.805 for any lift from 0.3 to 0.7, and 0.5 is the middle;
-# checked on 5-9 and the other sets (docs/benchmarks.md).
+# checked on 5-9 and the other sets (docs/benchmark-log.md).
 LIFT = 0.5
 # A time expression, as ``to_tsquery`` text of the messages' search configuration: matched
 # against a message's stored ``search_vector`` (its lexemes, stemmed as the message's were),

@@ -113,7 +113,7 @@ PURGE_BATCH = 500
 # … and, past the first session of a batch, no more than this many messages: rows of other
 # tables point at messages (chunks, entities, memory evidence), so Django's delete loads
 # every message of the batch into the process to find them, about 1 KB each; 500 sessions
-# of 1,000 messages would be half a GB (docs/benchmarks.md, "Forgetting at scale").
+# of 1,000 messages would be half a GB (docs/benchmark-log.md, "Forgetting at scale: the fixes").
 PURGE_BATCH_MESSAGES = 20_000
 
 
