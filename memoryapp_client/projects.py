@@ -1,4 +1,4 @@
-"""The project of a working directory (seed 004): one slug, made the same way everywhere.
+"""The project of a working directory (docs/api.md): one slug, made the same way everywhere.
 
 ``/home/user/repos/myapp`` → ``-home-user-repos-myapp``, ``C:\\projects\\web-app`` →
 ``-C-projects-web-app``: path separators become hyphens, ':' is dropped, and the slug always
@@ -24,7 +24,7 @@ _WINDOWS_PATH = re.compile(r"^[A-Za-z]:([\\/]|$)")
 
 
 def project_slug(path: str | os.PathLike) -> str:
-    """Seed 004's slug of a path, as given (no resolving): idempotent on a slug."""
+    """The slug of a path (docs/api.md), as given (no resolving): idempotent on a slug."""
     text = str(path)
     if len(text) > 1:
         text = text.rstrip("/\\") or text[0]  # /home/me/ and /home/me are one directory

@@ -1,4 +1,4 @@
-"""A memory's priority by its type (seed 001 §7.2): decisions fade slowly, agent states fast.
+"""A memory's priority by its type (docs/memories.md): decisions fade slowly, agent states fast.
 
 ``priority = base · e^(−rate·days since the last read) · e^(−0.01·days since it was said)
 + min(0.2, boost·reads)``, then the type's floors, clamped to 0..1:
@@ -42,7 +42,7 @@ class DecayRule:
     boost: float  # per read
 
 
-# Seed 001 §7.2. Learnings and facts are not in its table: learnings "persist longer" than
+# docs/memories.md. Learnings and facts were not in the first table: learnings "persist longer" than
 # working memory, so they decay like decisions; facts (chat-style sessions) like findings.
 RULES = {
     MemoryType.DECISION: DecayRule(0.95, 0.03, 0.02),

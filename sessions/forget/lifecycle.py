@@ -1,4 +1,5 @@
-"""Forgetting, reversibly: soft delete into the trash, restore, and purge (seed 001 §5, §8).
+"""Forgetting, reversibly: soft delete into the trash, restore, and purge (docs/operations.md,
+"Retention and the trash"; docs/api.md, "Deleting").
 
 State changes are conditional updates that check the row count, so two people deleting the
 same session at once cannot both "win", and deleting what is already deleted is reported,
