@@ -222,20 +222,18 @@ def celery_worker_process(django_db_setup, django_db_blocker):
 
 @pytest.fixture(autouse=True)
 def quiet_before_flush(request):
-    """After a transactional test, wait until nothing else works on the test database before
-    it is emptied: a worker finishing what the test left it (embedding, enrichment,
-    extraction), a live-server request whose client gave up. The flush's TRUNCATE takes
-    every table's lock in turn; a task or request still writing holds some of them and then
-    waits for one the TRUNCATE took, and PostgreSQL breaks that deadlock by failing one of
-    the two (the flush, as often as not)."""
+    """After a test with committed data, wait until nothing else works on the test database
+    before the flush empties it. A test that waits for its messages to be embedded ends
+    while the worker goes on with the next task of the chain (the session's enrichment, then
+    memory extraction): the flush's TRUNCATE then waits for that task's locks while the task
+    waits for a table the TRUNCATE already holds, and PostgreSQL breaks the deadlock by
+    failing one of them, the flush as often as not. The same holds for a live-server request
+    still running after its client gave up."""
     yield
-    transactional = "transactional_db" in request.fixturenames or "live_server" in (
-        request.fixturenames
-    )
     marker = request.node.get_closest_marker("django_db")
-    if marker and (marker.kwargs.get("transaction") or (marker.args and marker.args[0])):
-        transactional = True
-    if transactional:
+    if {"transactional_db", "live_server"} & set(request.fixturenames) or (
+        marker and marker.kwargs.get("transaction")
+    ):
         wait_until_quiet()
 
 
