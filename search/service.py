@@ -348,7 +348,7 @@ def _hit(c: ranking.Candidate, message: Message, texts: dict[int, Snippet]) -> M
 
 
 def sessions_with_entity(access: Access, filters: Filters, limit: int) -> list[SessionHit]:
-    """Seed 003 ``search_by_entities``: sessions that touched an entity (``filters.entity``
+    """Search by entities: sessions that touched an entity (``filters.entity``
     and/or ``filters.entity_type``), most recent first."""
     where = whole_session_where(access, filters)
     with connection.cursor() as cursor:
