@@ -219,12 +219,13 @@ class Pool:
     today_relevance: np.ndarray
 
 
-def load_pools(path: Path) -> list[Pool]:
+def load_pools(paths: list[Path]) -> list[Pool]:
     from search import learned, ranking
     from search.query_intent import QueryIntent
 
     pools = []
-    for row in json.loads(path.read_text()):
+    rows = [row for path in paths for row in json.loads(path.read_text())]
+    for row in rows:
         candidates = [ranking.Candidate(**c) for c in row["candidates"]]
         if not candidates:
             continue
@@ -327,10 +328,10 @@ def held_out(pools: list[Pool], scheme: str, **how) -> dict[int, np.ndarray]:
     out = {}
     for fold in sorted({fold_of(p) for p in pools}):
         train = [p for p in pools if fold_of(p) != fold]
-        spec = fit(train, **how)
+        spec = fit(train, **how) if train else None  # one fold only: nothing to learn from
         for i, p in enumerate(pools):
             if fold_of(p) == fold:
-                out[i] = scores_of(spec, p.x)
+                out[i] = scores_of(spec, p.x) if spec else np.zeros(len(p.ids))
     return out
 
 
@@ -375,7 +376,7 @@ def train(args) -> None:
     pools = load_pools(args.pools)
     how = {"c": args.c, "balance": not args.no_balance}
     print(
-        f"{len(pools)} questions from {args.pools}; C={args.c}, sets weighed "
+        f"{len(pools)} questions from {', '.join(map(str, args.pools))}; C={args.c}, sets weighed "
         f"{'alike' if how['balance'] else 'by their questions'}\n"
     )
     schemes = {scheme: held_out(pools, scheme, **how) for scheme in ("logo", "loso")}
@@ -434,12 +435,13 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="database folder (export)")
     parser.add_argument("--sets", default="locomo,longmemeval,coding,locomo-chat")
     parser.add_argument("--conversations", default="0-9", help="LoCoMo's")
-    parser.add_argument("--out", "--pools", dest="pools", type=Path, default=POOLS)
+    parser.add_argument("--out", type=Path, default=POOLS, help="where export writes the pools")
+    parser.add_argument("--pools", type=Path, nargs="+", help="what train reads (default: --out)")
     parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation")
     parser.add_argument("--no-balance", action="store_true", help="weigh questions, not sets")
     parser.add_argument("--write", action="store_true", help="write the shipped model")
     args = parser.parse_args()
-    args.out = args.pools
+    args.pools = args.pools or [args.out]
     if args.command in ("export", "all"):
         if not args.keep:
             parser.error("export needs --keep DIR")
