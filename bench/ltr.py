@@ -361,12 +361,50 @@ def validation_table(pools: list[Pool], schemes: dict[str, dict[int, np.ndarray]
     return lines
 
 
+def verdict(lines: list[dict], system: str) -> list[str]:
+    """Where ``system`` is below today (R@1 or R@10, a set's "all" line)."""
+    by = {(line["set"], line["system"]): line for line in lines if line["category"] == "all"}
+    worse = []
+    for (name, which), line in sorted(by.items()):
+        if which != system:
+            continue
+        today = by[(name, "today")]
+        worse += [f"{name} {k}" for k in ("R@1", "R@10") if line[k] < today[k] - 1e-9]
+    return worse
+
+
 def relevance_map(spec: dict, pools: list[Pool]) -> dict[str, float]:
     """``a``, ``b`` so that ``1/(1 + e^−(a·score + b))`` tracks the hand-set relevance."""
     s = np.concatenate([scores_of(spec, p.x) for p in pools])
     r = np.clip(np.concatenate([p.today_relevance for p in pools]), 0.01, 0.99)
     a, b = np.polyfit(s, np.log(r / (1 - r)), 1)
     return {"a": float(a), "b": float(b)}
+
+
+def ordering_cost(paths: list[Path], sample: int = 300) -> dict[str, dict[str, float]]:
+    """Milliseconds per search of the ordering step (``search.service.order``) on exported
+    pools, the hand-set score and lifts against the model (features + scores), p50 and p95:
+    what the model adds to a search, without the noise of a whole search."""
+    from django.test import override_settings
+
+    from bench.harness import percentile
+    from search import learned, ranking, service
+    from search.query_intent import QueryIntent
+
+    rows = [row for path in paths for row in json.loads(path.read_text())][:sample]
+    learned.model()  # read once per process, as in search
+    out = {}
+    for name, on in (("today", False), ("model", True)):
+        times = []
+        with override_settings(SEARCH_LEARNED_RANKING=on):
+            for row in rows:
+                candidates = [ranking.Candidate(**c) for c in row["candidates"]]
+                intent = QueryIntent(**row["intent"])
+                started = time.perf_counter()
+                service.order(candidates, "hybrid", intent, row["question"], set(), {})
+                times.append((time.perf_counter() - started) * 1000)
+        out[name] = {"p50": statistics.median(times), "p95": percentile(times, 0.95)}
+    return out
 
 
 def train(args) -> None:
@@ -381,12 +419,24 @@ def train(args) -> None:
     )
     schemes = {scheme: held_out(pools, scheme, **how) for scheme in ("logo", "loso")}
     lines = validation_table(pools, schemes)
+    print()
+    for scheme in schemes:
+        worse = verdict(lines, f"model-{scheme}")
+        print(
+            f"{scheme}: held out, the model is at least as good as today on every set (R@1 and "
+            f"R@10): {'yes' if not worse else 'no, worse on ' + ', '.join(worse)}"
+        )
     spec = fit(pools, **how)
     order = np.argsort(-np.abs(spec["weights"]))
     print("\nweights (standardised features; the size is the importance)")
     for i in order:
         print(f"  {learned.FEATURES[i]:<24} {spec['weights'][i]:+.3f}")
     print(f"\ntrained and validated in {time.perf_counter() - started:.0f} s")
+    cost = ordering_cost(args.pools)
+    print(
+        "ordering a pool (search.service.order, in process): "
+        + ", ".join(f"{k} p50 {v['p50']:.2f} ms p95 {v['p95']:.2f} ms" for k, v in cost.items())
+    )
     if args.write:
         model = {
             "version": 1,

@@ -96,66 +96,67 @@ def named_authors(
 def features(
     candidates: list[ranking.Candidate], intent: QueryIntent, named: set[str]
 ) -> np.ndarray:
-    """One row of ``FEATURES`` per candidate."""
-    n = len(candidates)
-    out = np.zeros((n, len(FEATURES)), dtype=np.float64)
-    if not n:
-        return out
-    sims = np.array([c.similarity if c.similarity is not None else 0.0 for c in candidates])
+    """One row of ``FEATURES`` per candidate. Plain Python over the pool and one array at the
+    end: a few hundred small numpy calls cost more than the arithmetic."""
+    if not candidates:
+        return np.zeros((0, len(FEATURES)))
+    sims = [c.similarity if c.similarity is not None else 0.0 for c in candidates]
+    best_sim = max(sims)
     best_keyword = max(c.keyword_score for c in candidates)
-    ratio = np.array(
-        [c.keyword_score / best_keyword if best_keyword > 0 else 0.0 for c in candidates]
-    )
-    coverage = np.array([c.coverage for c in candidates])
-    strength = coverage * ratio
+    ratios = [c.keyword_score / best_keyword if best_keyword > 0 else 0.0 for c in candidates]
+    strengths = [c.coverage * r for c, r in zip(candidates, ratios, strict=True)]
     by_session: dict[int | None, list[int]] = {}
     for i, c in enumerate(candidates):
         by_session.setdefault(c.session_id, []).append(i)
-    session_sim = np.zeros(n)
-    session_kw = np.zeros(n)
-    session_hits = np.zeros(n)
-    for members in by_session.values():
-        top_sim = np.sort(sims[members])[::-1][:3].mean()
-        top_kw = np.sort(strength[members])[::-1][:3].mean()
-        session_sim[members] = top_sim
-        session_kw[members] = top_kw
-        session_hits[members] = math.log1p(len(members))
-    someone_named = bool(named)
-    for i, c in enumerate(candidates):
-        asked_kind = (c.kind in ("tool_output", "console") and intent.wants_output) or (
-            c.kind == "injected" and intent.wants_injected
+    session: dict[int | None, tuple[float, float, float]] = {}
+    for key, members in by_session.items():
+        top_sims = sorted((sims[i] for i in members), reverse=True)[:3]
+        top_strengths = sorted((strengths[i] for i in members), reverse=True)[:3]
+        session[key] = (
+            sum(top_sims) / len(top_sims),
+            sum(top_strengths) / len(top_strengths),
+            math.log1p(len(members)),
         )
-        by_named = c.author in named if someone_named else False
-        states_self = c.first_person and not c.question
-        out[i] = (
-            sims[i],
-            sims[i] - sims.max(),
-            c.similarity is None,
-            coverage[i],
-            ratio[i],
-            strength[i],
-            1.0 / c.rank_vector if c.rank_vector else 0.0,
-            1.0 / c.rank_keyword if c.rank_keyword else 0.0,
-            sims[i] * coverage[i],
-            session_sim[i],
-            session_kw[i],
-            session_hits[i],
-            c.kind == "tool_output",
-            c.kind == "console",
-            c.kind == "injected",
-            c.kind in NOISY and not asked_kind,
-            c.role == "user",
-            c.role == "assistant",
-            math.log1p(c.length),
-            c.first_person,
-            c.question,
-            by_named,
-            someone_named and not by_named,
-            by_named and states_self,
-            intent.asks_when and c.says_when,
-            intent.asks_for_request and c.role == "user" and c.kind == "prose",
+    when, asked_for, someone = intent.asks_when, intent.asks_for_request, bool(named)
+    rows = []
+    for c, sim, ratio, strength in zip(candidates, sims, ratios, strengths, strict=True):
+        kind, role = c.kind, c.role
+        asked = (kind in ("tool_output", "console") and intent.wants_output) or (
+            kind == "injected" and intent.wants_injected
         )
-    return out
+        by_named = someone and c.author in named
+        session_sim, session_kw, session_hits = session[c.session_id]
+        rows.append(
+            (
+                sim,
+                sim - best_sim,
+                c.similarity is None,
+                c.coverage,
+                ratio,
+                strength,
+                1.0 / c.rank_vector if c.rank_vector else 0.0,
+                1.0 / c.rank_keyword if c.rank_keyword else 0.0,
+                sim * c.coverage,
+                session_sim,
+                session_kw,
+                session_hits,
+                kind == "tool_output",
+                kind == "console",
+                kind == "injected",
+                kind in NOISY and not asked,
+                role == "user",
+                role == "assistant",
+                math.log1p(c.length),
+                c.first_person,
+                c.question,
+                by_named,
+                someone and not by_named,
+                by_named and c.first_person and not c.question,
+                when and c.says_when,
+                asked_for and role == "user" and kind == "prose",
+            )
+        )
+    return np.array(rows, dtype=float)
 
 
 class Model:
