@@ -86,7 +86,6 @@ def spy_pools():
             lifecycles,
             recency=recency,
         )
-        ranked = [c for c in ranked]
         seen.append(
             {
                 "candidates": raw,
@@ -276,7 +275,6 @@ def pairs(pools: list[Pool], rng: np.random.Generator, balance: bool):
     for p in pools:
         per_set[p.set] += 1
     xs, ys, ws = [], [], []
-    position = {}
     for p in pools:
         pos = np.flatnonzero(p.label)
         neg = np.flatnonzero(~p.label)
