@@ -314,7 +314,7 @@ def scores_of(spec: dict, x: np.ndarray) -> np.ndarray:
     return ((x - spec["mean"]) / spec["scale"]) @ spec["weights"]
 
 
-def held_out(pools: list[Pool], scheme: str, **how) -> dict[int, np.ndarray]:
+def held_out(pools: list[Pool], scheme: str, **how) -> dict[int, np.ndarray | None]:
     """Each pool's model scores from a model that never saw its group (``logo``) or its
     set (``loso``)."""
 
@@ -329,16 +329,19 @@ def held_out(pools: list[Pool], scheme: str, **how) -> dict[int, np.ndarray]:
         spec = fit(train, **how) if train else None  # one fold only: nothing to learn from
         for i, p in enumerate(pools):
             if fold_of(p) == fold:
-                out[i] = scores_of(spec, p.x) if spec else np.zeros(len(p.ids))
+                out[i] = scores_of(spec, p.x) if spec else None  # left out of the table
     return out
 
 
-def validation_table(pools: list[Pool], schemes: dict[str, dict[int, np.ndarray]]) -> list[dict]:
+def validation_table(
+    pools: list[Pool], schemes: dict[str, dict[int, np.ndarray | None]]
+) -> list[dict]:
     rows = defaultdict(list)
     for i, p in enumerate(pools):
         systems = {"today": today_order(p)}
         for scheme, scores in schemes.items():
-            systems[f"model-{scheme}"] = model_order(p, scores[i])
+            if scores[i] is not None:
+                systems[f"model-{scheme}"] = model_order(p, scores[i])
         for system, order in systems.items():
             m = measures(order, p.gold)
             rows[(p.set, "all", system)].append(m)
@@ -419,6 +422,9 @@ def train(args) -> None:
     lines = validation_table(pools, schemes)
     print()
     for scheme in schemes:
+        if not any(line["system"] == f"model-{scheme}" for line in lines):
+            print(f"{scheme}: not measured (every question is in one fold)")
+            continue
         worse = verdict(lines, f"model-{scheme}")
         print(
             f"{scheme}: held out, the model is at least as good as today on every set (R@1 and "
