@@ -94,6 +94,7 @@ class Candidate:
     # It holds a time expression (search/temporal.py: lifted when the question asks when).
     says_when: bool = False
     role: str = ""  # sessions.models.MessageRole (search/asked_for.py)
+    length: int = 0  # its content's bytes (a feature of search/learned.py)
     # Its role, author and content digest: equal for copies of one text. Set only for
     # the candidates ``copy_suspects`` names.
     copy_key: str | None = None
