@@ -1,4 +1,4 @@
-"""People (seed 002): the short-term buffer's latency against the session list's, and the
+"""People (docs/people.md): the short-term buffer's latency against the session list's, and the
 daily distillation's throughput.
 
 One person with ``--sessions`` sessions of 10 messages each over 5 characters (among

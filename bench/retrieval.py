@@ -85,8 +85,12 @@ class Ingested:
         return self.done.get(name)
 
     def add(self, name: str, value=True) -> None:
+        """Record ``name`` as done, keeping what another process sharing the folder (``bench/
+        ltr.py`` exports sets in two at once) recorded since this one read the file."""
         self.done[name] = value
         if self.path:
+            on_disk = json.loads(self.path.read_text()) if self.path.exists() else {}
+            self.done = on_disk | self.done
             self.path.write_text(json.dumps(self.done, indent=1))
 
 

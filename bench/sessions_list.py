@@ -1,5 +1,5 @@
 """Latency of the session list (`memoryapp sessions list`, GET /api/v1/sessions) at 1,000
-and at 100,000 sessions per project, the seed 004 success metric being < 100 ms at 1,000+.
+and at 100,000 sessions per project, the target being < 100 ms at 1,000+.
 
 Starts its own embedded PostgreSQL in a temporary folder, makes one team with two projects
 (``here``, found by its working directory, and ``other``), and fills both with the same

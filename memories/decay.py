@@ -1,4 +1,4 @@
-"""A memory's priority by its type (seed 001 §7.2): decisions fade slowly, agent states fast.
+"""A memory's priority by its type (docs/memories.md): decisions fade slowly, agent states fast.
 
 The one decay model (``core/decay_model.py``) with a rule per type:
 ``priority = base · e^(−rate·days since the last read) · e^(−0.01·days since it was said)
@@ -33,7 +33,7 @@ HIGH_IMPACT_DECISION_FLOOR = 0.9
 TABLE = "memories_memory"
 
 
-# Seed 001 §7.2. Learnings and facts are not in its table: learnings "persist longer" than
+# docs/memories.md. Learnings and facts were not in the first table: learnings "persist longer" than
 # working memory, so they decay like decisions; facts (chat-style sessions) like findings.
 RULES = {
     MemoryType.DECISION: DecayRule(0.95, 0.03, 0.02),

@@ -107,7 +107,7 @@ class MemoriesDerived(Derived):
     def anonymise(self, session, anonymizer, *, write):
         # The memories of the session and those with evidence in it, found by two index
         # lookups: one condition over a join of the two tables read both whole, for each
-        # session (docs/benchmarks.md, "Forgetting at scale").
+        # session (docs/benchmark-log.md, "Forgetting at scale: the fixes").
         ids = set(Memory.objects.filter(session_id=session.pk).values_list("pk", flat=True))
         ids |= set(
             MemoryEvidence.objects.filter(session_id=session.pk).values_list("memory_id", flat=True)

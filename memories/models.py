@@ -1,6 +1,6 @@
 """What was decided, found, preferred and learned: typed memories linked to their evidence.
 
-Seed 001 §2.2–§3 is the data contract: a memory has a type (``MemoryType``), a per-project
+docs/memories.md is the data contract: a memory has a type (``MemoryType``), a per-project
 readable id (``DEC-001``), its content, the type's own fields (``details``, in the seed's YAML
 shape), tags, who made it, the messages it came from (``MemoryEvidence``), decay fields
 (§7), pinned, a status and a scope. Memories relate to each other (``MemoryLink``, §3.3).
@@ -41,7 +41,7 @@ class MemoryType(models.TextChoices):
     FACT = "fact"
 
 
-# The readable id's prefix per type (seed 001: DEC-001, FIND-002, PREF-003).
+# The readable id's prefix per type (docs/memories.md: DEC-001, FIND-002, PREF-003).
 ID_PREFIX = {
     MemoryType.DECISION: "DEC",
     MemoryType.FINDING: "FIND",
@@ -55,7 +55,7 @@ TYPE_OF_PREFIX = {prefix: kind for kind, prefix in ID_PREFIX.items()}
 
 class MemoryScope(models.TextChoices):
     """Who a memory is for: the session it came from, its project, or every agent of the
-    team (seed 001's global preferences, seed 002's cross-character memory)."""
+    team (global preferences; docs/people.md's shared memories)."""
 
     SESSION = "session"
     PROJECT = "project"
@@ -78,7 +78,7 @@ class MemoryStatus(models.TextChoices):
 
 
 class Resolution(models.TextChoices):
-    """A finding's state (seed 001 §2.2.4 ``resolution.status``); empty for other types."""
+    """A finding's state (docs/memories.md); empty for other types."""
 
     OPEN = "open"
     RESOLVED = "resolved"
@@ -94,7 +94,7 @@ class Origin(models.TextChoices):
 
 
 class LinkKind(models.TextChoices):
-    """Seed 001 §3.3's relationships, read "source <kind> target"."""
+    """Relationships (docs/memories.md), read "source <kind> target"."""
 
     RESOLVES = "resolves"
     LED_TO = "led_to", "led to"
@@ -159,7 +159,7 @@ class Memory(models.Model):
     agent = models.CharField(
         max_length=64, blank=True, help_text="The agent that made, found or holds it."
     )
-    # Seed 002's people and characters: the agent above is the character.
+    # People and characters (docs/people.md): the agent above is the character.
     person = models.CharField(
         max_length=200, blank=True, help_text="The person it is of (its session's user_name)."
     )
@@ -174,7 +174,7 @@ class Memory(models.Model):
         max_length=10, blank=True, help_text="offline or llm, for extracted memories."
     )
     occurred_at = models.DateTimeField(help_text="When it was said (its first evidence).")
-    # Seed 001 §7 decay, with per-type rules (memories/decay.py).
+    # Decay (docs/memories.md), with per-type rules (memories/decay.py).
     base_priority = models.FloatField(default=1.0)
     priority = models.FloatField(default=1.0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)

@@ -310,6 +310,9 @@ SEARCH_CONCURRENCY = env_int("SEARCH_CONCURRENCY", 2, minimum=0)
 # Memories as extra keys to the messages they came from in message search (search/
 # extra_keys.py); a request's memory_keys overrides it.
 SEARCH_MEMORY_KEYS = env_bool("SEARCH_MEMORY_KEYS", False)
+# Order hybrid search's candidates with the learned ranker (search/learned.py, issue 39)
+# instead of the hand-set score: off, because it did not beat it on every held-out set.
+SEARCH_LEARNED_RANKING = env_bool("SEARCH_LEARNED_RANKING", False)
 # Teams with at least this many messages get their own HNSW and GIN indexes (search/
 # team_indexes.py, built hourly by Celery beat): their searches then skip the other teams.
 TEAM_INDEX_MIN_MESSAGES = env_int("TEAM_INDEX_MIN_MESSAGES", 20_000, minimum=1)

@@ -72,7 +72,7 @@ def _present(values: dict) -> dict:
 
 
 class MemoryClient:
-    """``directory``: the agent's working directory (a path or seed 004's slug, see
+    """``directory``: the agent's working directory (a path or its slug, see
     ``memoryapp_client.projects.directory_slug``), sent with every request so a team-level
     token works in that directory's project (a project token ignores it); None: the
     token's whole scope."""

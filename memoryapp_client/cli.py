@@ -16,7 +16,7 @@
                                              the team's decisions, findings, preferences
 
 Server and token come from MEMORYAPP_URL (default http://127.0.0.1:8000) and MEMORYAPP_TOKEN.
-Every request carries the working directory (seed 004's slug), so a team-level token works
+Every request carries the working directory's slug (docs/api.md), so a team-level token works
 in that directory's project; a project token stays in its own.
 """
 
@@ -364,7 +364,7 @@ def capture(args) -> int:
     here = client.directory
     named = {Path(path) for path in getattr(args, "paths", None) or ()}
     for path in paths:
-        # The project is the directory the agent worked in (seed 004), as the hook or the
+        # The project is the directory the agent worked in (docs/api.md), as the hook or the
         # transcript says, else this one.
         recorded = hook_cwd or (transcript_cwd(path) if path.is_file() else None)
         client.directory = project_slug(recorded) if recorded else here

@@ -12,7 +12,7 @@ pass ``enabled=True``). It never raises: an agent must start even when memory is
 failure is logged as a warning and gives "". ``on_agent_exit`` raises ``CaptureError`` when the
 session could not be stored, carrying what it tried to send, so the conversation is never lost
 silently. Both read ``MEMORYAPP_URL`` and ``MEMORYAPP_TOKEN`` like ``MemoryClient``, and send
-the working directory, so a team-level token works in its project (seed 004).
+the working directory, so a team-level token works in its project (docs/api.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`memoryapp sessions list` and `memoryapp similar SESSION`: the sessions of this project
-(by the working directory, seed 004), of another one, or of all, and the sessions nearest
+(by the working directory, docs/api.md), of another one, or of all, and the sessions nearest
 to one."""
 
 from __future__ import annotations

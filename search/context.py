@@ -1,8 +1,8 @@
-"""Ready-to-inject context for agents (seed 000 ``get_relevant_context``, seed 003
+"""Ready-to-inject context for agents (docs/search.md, "Context for a prompt";
 "Context Compression").
 
 The sessions most relevant to the query are found with the hybrid search (grouped by session)
-and written as seed 000's Markdown::
+and written as this Markdown::
 
     ## Relevant Past Discussions
 
@@ -11,14 +11,14 @@ and written as seed 000's Markdown::
 
     <excerpt>
 
-Compression follows seed 003's levels, per session: its summary and **key** messages, else
+Compression goes by levels, per session: its summary and **key** messages, else
 its **summary**, else one **line** (title or the summary's first sentence). Which messages
 are key is decided across sessions (``search/excerpts.py``): each match brings a window (the
 one before it, usually the question it answers, and the one after it), best match first
 wherever it is, a session's frame (heading and summary) paid with its first window; the
 sessions left without messages get their summary or a line while the budget lasts.
 Assembly never goes over the budget. Messages are cut only between paragraphs and never
-inside a fenced code block. (Seed 003 gives the first session in full and later ones only
+inside a fenced code block. (A first design gave the first session in full and later ones only
 their summary; spending the budget on the best matches of every session instead raised the
 share of LoCoMo's evidence turns in the context: ``bench/locomo.py`` measures it.)
 
@@ -408,7 +408,7 @@ class Resume:
 
 
 def resume(session: Session, last_n: int = 20) -> Resume:
-    """Seed 003 ``load_context_for_session`` for one session: its summary, topics and last
+    """Resuming one session (docs/search.md, "Searching memories"): its summary, topics and last
     ``last_n`` messages, to pick the work up where it stopped."""
     messages = list(Message.objects.filter(session=session).order_by("-seq")[:last_n])[::-1]
     parts = [

@@ -49,7 +49,7 @@ list is still non-increasing in what it shows.
 The constants (``KEYWORD_STRENGTH``, ``RELEVANCE_SCALE``, ``SESSION_SUPPORT``, and every
 other named here: ``search/tuning.py``, read when a search runs) were chosen
 on LoCoMo conversations 0-4 against the reciprocal-rank fusion this score replaced, and
-checked on 5-9 and the other sets (docs/benchmarks.md). Memory search uses the same match
+checked on 5-9 and the other sets (docs/benchmark-log.md). Memory search uses the same match
 strength and relevance (``memories/retrieve/search.py``). The fusion it replaced (``fuse``:
 ranks, not scores, ``w/(k + rank)`` per list plus a session boost) stays for
 ``bench/score_order.py``, which compares the two on the same candidates.
@@ -94,6 +94,7 @@ class Candidate:
     # It holds a time expression (search/temporal.py: lifted when the question asks when).
     says_when: bool = False
     role: str = ""  # sessions.models.MessageRole (search/asked_for.py)
+    length: int = 0  # its content's bytes (a feature of search/learned.py)
     # Its role, author and content digest: equal for copies of one text. Set only for
     # the candidates ``copy_suspects`` names.
     copy_key: str | None = None

@@ -14,6 +14,7 @@ from search import (
     asked_for,
     extra_keys,
     keyword,
+    learned,
     query_intent,
     ranking,
     semantic,
@@ -149,16 +150,20 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
     kinds, quoted_in_output, lifecycles = facts.result()
     for message_id, facts_of_one in kinds.items():
         c = candidates[message_id]
-        c.kind, c.author, c.first_person, c.question, c.says_when, c.role = facts_of_one
+        c.kind, c.author, c.first_person, c.question, c.says_when, c.role, c.length = facts_of_one
     if quoted_in_output:
         intent = replace(intent, wants_output=True)
     for message_id, key in _copy_keys(list(candidates.values())).items():
         candidates[message_id].copy_key = key
-    ranked = ranking.score(list(candidates.values()), mode, intent)
-    ranked = ranking.adjust_for_lifecycle(ranked, lifecycles, recency=request.recency)
-    ranked = _speaker_focus(ranked, request.query, {e.speaker for e in named})
-    ranked = temporal.lift(ranked, intent)
-    ranked = asked_for.lift(ranked, intent)
+    ranked = order(
+        list(candidates.values()),
+        mode,
+        intent,
+        request.query,
+        {e.speaker for e in named},
+        lifecycles,
+        recency=request.recency,
+    )
     if request.mmr:
         vectors = semantic.chunk_vectors([c.chunk_id for c in ranked if c.chunk_id])
         ranked = ranking.mmr(ranked, vectors, request.limit * HITS_PER_SESSION)
@@ -204,6 +209,31 @@ def search(access: Access, request: SearchRequest) -> SearchResult:
         took,
     )
     return SearchResult(list(hits.values()), sessions, vector_path, took)
+
+
+def order(
+    candidates: list[ranking.Candidate],
+    mode: str,
+    intent: query_intent.QueryIntent,
+    query: str,
+    aliased: set[str],
+    lifecycles: dict[int, tuple[str, float]],
+    *,
+    recency: bool = False,
+) -> list[ranking.Candidate]:
+    """The candidates best first, each with the relevance shown: the one score and the
+    lifts of what the question asks (``ranking``, ``speakers``, ``temporal``, ``asked_for``),
+    or, with ``SEARCH_LEARNED_RANKING`` in hybrid mode, the learned ranker
+    (``search/learned.py``); then the sessions' lifecycle."""
+    if mode == "hybrid" and learned.enabled():
+        named = learned.named_authors(candidates, query, aliased)
+        ranked = learned.rank(candidates, intent, named)
+        return ranking.adjust_for_lifecycle(ranked, lifecycles, recency=recency)
+    ranked = ranking.score(candidates, mode, intent)
+    ranked = ranking.adjust_for_lifecycle(ranked, lifecycles, recency=recency)
+    ranked = _speaker_focus(ranked, query, aliased)
+    ranked = temporal.lift(ranked, intent)
+    return asked_for.lift(ranked, intent)
 
 
 def searched_filters(filters: Filters, include_archived: bool) -> Filters:
@@ -280,12 +310,15 @@ def _quoted_phrases(intent: query_intent.QueryIntent) -> list[str]:
 
 def _candidate_facts(
     message_ids: list[int], phrases: list[str], asks_when: bool = False
-) -> tuple[dict[int, tuple[str, str, bool, bool, bool, str]], bool, dict[int, tuple[str, float]]]:
+) -> tuple[
+    dict[int, tuple[str, str, bool, bool, bool, str, int]], bool, dict[int, tuple[str, float]]
+]:
     """In one query on the primary keys: each message's kind, author (``""`` for tool
     messages, never a named speaker), whether its first 300 characters hold a first-person
     word and whether it is a question (a short one ending with a question mark:
     search/speakers.py), whether it holds a time expression (search/temporal.py; only with
-    ``asks_when``) and its role (search/asked_for.py); whether a quoted ``phrases`` occurs
+    ``asks_when``), its role (search/asked_for.py) and its length in bytes (read from the
+    row's header: a long message is not decompressed); whether a quoted ``phrases`` occurs
     in one that is tool output or a console line; and each of their sessions' (lifecycle,
     decay priority)."""
     if not message_ids:
@@ -300,7 +333,7 @@ def _candidate_facts(
             " s.id, s.lifecycle, s.decay_priority,"
             " m.role <> 'tool' AND left(m.content, 300) ~* %s,"
             " m.role <> 'tool' AND octet_length(m.content) <= %s AND right(m.content, 8) ~ %s,"
-            f" {says_when}, m.role"
+            f" {says_when}, m.role, octet_length(m.content)"
             " FROM agent_sessions_message m JOIN agent_sessions_session s ON s.id = m.session_id"
             " WHERE m.id = ANY(%s)",
             [
@@ -313,7 +346,7 @@ def _candidate_facts(
             ],
         )
         rows = cursor.fetchall()
-    kinds = {row[0]: (row[1], row[2], row[7], row[8], row[9], row[10]) for row in rows}
+    kinds = {row[0]: (row[1], row[2], row[7], row[8], row[9], row[10], row[11]) for row in rows}
     quoted_in_output = any(row[3] for row in rows)
     lifecycles = {row[4]: (row[5], row[6]) for row in rows}
     return kinds, quoted_in_output, lifecycles
@@ -348,7 +381,7 @@ def _hit(c: ranking.Candidate, message: Message, texts: dict[int, Snippet]) -> M
 
 
 def sessions_with_entity(access: Access, filters: Filters, limit: int) -> list[SessionHit]:
-    """Seed 003 ``search_by_entities``: sessions that touched an entity (``filters.entity``
+    """Search by entities: sessions that touched an entity (``filters.entity``
     and/or ``filters.entity_type``), most recent first."""
     where = whole_session_where(access, filters)
     with connection.cursor() as cursor:

@@ -1,4 +1,4 @@
-"""Seed 003 ``find_similar``: the sessions nearest to one session.
+"""Similar sessions (docs/api.md): the sessions nearest to one session.
 
 A session's vector is its summary's embedding (set by the enrichment pipeline); until it has
 one, the mean of its chunk vectors stands in, so a session is comparable from the moment its

@@ -8,8 +8,8 @@ UI's session lists, bulk selection), and ``search/filters.py`` writes the same c
 in SQL for search. Which caller sees what (teams, projects) is not a filter: that is
 ``teams.access.Access``; ``project`` here only names the project to narrow it to.
 
-People and characters (seed 002): ``person`` is the session's ``user_name``; the character
-is the agent, ``agent`` (``agent_name``, where seed 002's ``char_id`` goes; ``agent_persona``
+People and characters (docs/people.md): ``person`` is the session's ``user_name``; the character
+is the agent, ``agent`` (``agent_name``, what docs/people.md calls the character; ``agent_persona``
 only says how it presents itself), so no filter of its own.
 
 Every filter means the same on both stores. ``role`` is about messages: search keeps only

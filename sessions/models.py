@@ -1,11 +1,11 @@
 """Agent sessions and what is derived from them.
 
-- ``Session``: one conversation of an agent (seed 000's metadata schema, seed 003's
-  Conversation), scoped to a project (seed 004), soft-deletable (seed 001 §8).
+- ``Session``: one conversation of an agent (docs/api.md, "Capture and
+  import"), scoped to a project (by working directory), soft-deletable ("Deleting").
 - ``Message``: one turn, keyword-searchable the moment it commits (a generated tsvector).
 - ``MessageChunk``: the vectors. all-MiniLM-L6-v2 reads only 256 word pieces, so a long
   message is split into overlapping chunks, each with its own vector, to be searchable in full.
-- ``Entity``: files, functions, classes, errors, commands, URLs and packages (seed 003).
+- ``Entity``: files, functions, classes, errors, commands, URLs and packages (docs/search.md).
 
 Every row carries its team (ARCHITECTURE.md: every query filters by team; Citus-ready).
 """
@@ -61,7 +61,8 @@ class SessionStatus(models.TextChoices):
 
 
 class Lifecycle(models.TextChoices):
-    """Seed 001 §5.1; deletion is the separate soft-delete fields, purge removes the row."""
+    """docs/operations.md, "Sessions fade by themselves"; deletion is the separate soft-delete
+    fields, purge removes the row."""
 
     ACTIVE = "active"
     IDLE = "idle"
@@ -154,12 +155,13 @@ _AGENT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def agent_slug(agent_name: str) -> str:
-    """Lowercase agent identifier as seed 000 wants it ("Claude Code" → "claude-code")."""
+    """Lowercase agent identifier as session ids use it ("Claude Code" → "claude-code")."""
     return _AGENT_SLUG.sub("-", agent_name.lower()).strip("-")[:64] or "agent"
 
 
 def new_public_id(agent_name: str, when) -> str:
-    """Seed 000's session id: ``YYYY-MM-DD-{agent}-{6 hex}`` (e.g. 2025-01-15-architect-a7b3c9)."""
+    """A session's public id (docs/api.md): ``YYYY-MM-DD-{agent}-{6 hex}``
+    (e.g. 2025-01-15-architect-a7b3c9)."""
     return f"{when:%Y-%m-%d}-{agent_slug(agent_name)}-{secrets.token_hex(3)}"
 
 
@@ -234,8 +236,8 @@ class Session(Enrichable, TeamOwned):
         default=-1, help_text="Messages up to this seq are in the summary and entities."
     )
     updated_at = models.DateTimeField(auto_now=True)
-    # Seed 001 §7 decay: its inputs (reads are counted by sessions/forget/read_counts.py) and the
-    # priority the lifecycle run computes from them.
+    # Decay (docs/operations.md): its inputs (reads are counted by
+    # sessions/forget/read_counts.py) and the priority the lifecycle run computes from them.
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
     # Database defaults (db_default) for the columns added to big tables: bulk loads that write
@@ -249,7 +251,7 @@ class Session(Enrichable, TeamOwned):
         help_text="Last read or new message: the lifecycle's clock (idle, decaying, archived).",
     )
     archived_at = models.DateTimeField(null=True, blank=True)
-    # Soft delete (seed 001 §8.2-8.3): recoverable until purged.
+    # Soft delete (docs/api.md, "Deleting"): recoverable until purged.
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = user_or_null()
     delete_reason = models.CharField(max_length=500, blank=True)
@@ -321,7 +323,7 @@ class Message(Enrichable, TeamOwned):
         help_text="Prose, injected instructions, a console banner or tool output: ranking "
         "puts prose first for the same match.",
     )
-    # A removed message stays as a tombstone (seed 001 §8.2): its place in the session and who
+    # A removed message stays as a tombstone (docs/api.md): its place in the session and who
     # removed it when; its content, vectors and entities are gone.
     removed_at = models.DateTimeField(null=True, blank=True)
     removed_by = models.CharField(max_length=200, blank=True, db_default="")
@@ -483,7 +485,7 @@ class DeletionScope(models.TextChoices):
 
 
 class DeletionRecord(models.Model):
-    """What a deletion removed, kept after the purge (seed 001 §8.3): who, when, why, what
+    """What a deletion removed, kept after the purge (docs/api.md): who, when, why, what
     scope and how much, and until when it can be undone. Never any content."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)

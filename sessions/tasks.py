@@ -1,7 +1,7 @@
 """Celery tasks of the sessions app. JSON only, ids (or nothing) in; each is idempotent.
 
 The enrichment tasks pull their work from the database (see ``sessions/enrich/pipeline.py``): a task
-message only says "there is work". ``enrich/poke.py`` sends one after a capture commits,
+message only says "there is work". ``sessions/poke.py`` sends one after a capture commits,
 at most once a second; the beat ``sweep`` sends one every minute whatever happened, so work
 left behind by a lost message, a dead worker or a Redis outage is picked up again.
 
@@ -17,14 +17,13 @@ import time
 from celery import shared_task
 from celery.exceptions import Ignore
 from django.db import OperationalError
-from django.db.models import Count, F, Func, Sum
 from django.utils import timezone
 
 from sessions import decay, derived
 from sessions.enrich import pipeline
 from sessions.forget import anonymize, archive, read_counts, retention
 from sessions.forget.lifecycle import purge_expired
-from sessions.models import EnrichmentStatus, Message, Session
+from sessions.models import EnrichmentStatus, Session
 from sessions.poke import more_work_arrived, poke_enrichment
 from sessions.signals import decay_due
 from teams.models import Project
@@ -139,23 +138,6 @@ def update_decay() -> int:
 def archive_check() -> dict:
     """Beat, daily: idle, decaying and archived by each project's thresholds."""
     return archive.archive_check()
-
-
-@shared_task(name="sessions.tasks.refresh_session_stats", acks_late=True, **RETRYING)
-def refresh_session_stats(session_id: int) -> dict | None:
-    """Recount a session's messages and bytes from its rows (after appends or deletions)."""
-    stats = Message.objects.filter(session_id=session_id).aggregate(
-        count=Count("id"),
-        size=Sum(Func(F("content"), function="octet_length")),
-    )
-    updated = Session.objects.filter(pk=session_id).update(
-        message_count=stats["count"], size_bytes=stats["size"] or 0
-    )
-    if not updated:
-        logger.info("session %s is gone; nothing to refresh", session_id)
-        return None
-    size = stats["size"] or 0
-    return {"session_id": session_id, "message_count": stats["count"], "size_bytes": size}
 
 
 # A project of many thousands of sessions takes long: one task goes through all of them (its

@@ -188,7 +188,7 @@ class Access:
 
     def find_project(self, reference: str) -> Project | None:
         """One of this caller's projects by ``'team/project'``, id or working directory
-        (seed 004's slug, or a path); None if it sees none."""
+        (its slug, or a path: docs/api.md); None if it sees none."""
         directory = directory_of(reference)
         if directory is not None:
             return self.projects().filter(directory=directory).order_by("team_id").first()

@@ -1,4 +1,4 @@
-"""Projects by working directory (seed 004), on the server's side.
+"""Projects by working directory (docs/api.md, same heading), on the server's side.
 
 A request names a working directory by a ``project`` value that is a path or a slug, or by
 the ``X-Memoryapp-Directory`` header (``protocol.directories``, which makes the slug the

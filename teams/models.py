@@ -20,13 +20,13 @@ from django.utils.text import slugify
 
 from protocol.directories import project_slug
 
-DEFAULT_SESSION_QUOTA_BYTES = 10 * 1024 * 1024  # seed 001 §9.1: 10 MB per session
-DEFAULT_TRASH_DAYS = 30  # seed 001 §5.1: deleted sessions wait 30 days before purge
-# Seed 001 §5.1: a session unread for this long becomes idle, then decaying, then archived.
+DEFAULT_SESSION_QUOTA_BYTES = 10 * 1024 * 1024  # docs/api.md, session quotas
+DEFAULT_TRASH_DAYS = 30  # in the trash before the purge (docs/operations.md)
+# docs/operations.md: a session unread for this long becomes idle, then decaying, then archived.
 DEFAULT_IDLE_AFTER_HOURS = 24
 DEFAULT_DECAYING_AFTER_DAYS = 7
 DEFAULT_ARCHIVE_AFTER_DAYS = 30
-# Seed 001 §9.1: warn at 80 % of the session quota, compact at 95 %.
+# docs/api.md, session quotas: warn at 80 % of the quota, compact at 95 %.
 DEFAULT_QUOTA_WARN_PERCENT = 80
 DEFAULT_QUOTA_COMPACT_PERCENT = 95
 # Extracted memories less confident than this wait for review (memories/capture/review.py).
@@ -143,7 +143,7 @@ class Membership(models.Model):
 
 
 class Project(models.Model):
-    """A team's project: the scope of sessions (seed 004) and of API tokens."""
+    """A team's project: the scope of sessions and of API tokens (docs/api.md)."""
 
     team = models.ForeignKey(
         Team, on_delete=models.CASCADE, related_name="projects", db_index=False
@@ -151,7 +151,7 @@ class Project(models.Model):
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, db_index=False)
     description = models.TextField(blank=True)
-    # Policy, set by admins (seed 001 §9 quotas, §5 lifecycle, §8 privacy).
+    # Policy, set by admins (docs/configuration.md, "Per project, in the admin").
     session_quota_bytes = models.PositiveBigIntegerField(
         default=DEFAULT_SESSION_QUOTA_BYTES,
         validators=[MinValueValidator(1024)],

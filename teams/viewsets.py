@@ -84,7 +84,7 @@ class ScopedMixin:
 
     def named_project(self, value: str | None, *, role: str) -> Project | None:
         """What a request names: ``value`` (an id, 'team/project', or a working directory:
-        a path or seed 004's slug), else the ``X-Memoryapp-Directory`` header; None when
+        a path or its slug, docs/api.md), else the ``X-Memoryapp-Directory`` header; None when
         neither. A project token stays in its project: the header does not move it, and a
         ``value`` naming another project is refused. A team-level token with the "projects"
         permission creates the project of a new directory on a write (any ``role`` above

@@ -9,10 +9,13 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import quote
 
 import pytest
+import requests
 from django.conf import settings
 from django.db import connection
 
@@ -50,6 +53,10 @@ def child_env() -> dict[str, str]:
 
 class WorkerProcess:
     """A real `celery worker` subprocess on the test database and the tests' own queue."""
+
+    # The workers started and not stopped yet: a test's teardown waits for them to finish
+    # what it left them before the database is emptied (``quiet_before_flush``).
+    running: ClassVar[set[WorkerProcess]] = set()
 
     def __init__(self, log_path: Path, concurrency: int = 1):
         self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
@@ -89,6 +96,7 @@ class WorkerProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+        WorkerProcess.running.add(self)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -102,24 +110,34 @@ class WorkerProcess:
         raise RuntimeError(f"worker did not answer a ping in {timeout} s; see {self.log_path}")
 
     def wait_idle(self, timeout: float = 120) -> bool:
-        """Wait until the worker runs and holds no task (False if it still does after
-        ``timeout``, or does not answer)."""
+        """Wait until the worker runs no task, holds none and none waits in the queue (False
+        if that is still not so after ``timeout``, or the worker does not answer). A task
+        enqueues the next one before it ends (embedding, then enrichment, then extraction),
+        so an empty queue and an idle worker seen together mean the chain has ended."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process is None or self.process.poll() is not None:
                 return True
             with celery_app.connection_for_write() as conn:
+                queued = queue_length(conn)
                 inspect = celery_app.control.inspect(
                     destination=[self.hostname], timeout=1, connection=conn
                 )
                 active, reserved = inspect.active(), inspect.reserved()
+                queued += queue_length(conn)
             answered = active is not None and reserved is not None
-            if answered and not active.get(self.hostname) and not reserved.get(self.hostname):
+            if (
+                answered
+                and not queued
+                and not active.get(self.hostname)
+                and not reserved.get(self.hostname)
+            ):
                 return True
             time.sleep(0.5)
         return False
 
     def stop(self, timeout: float = 30) -> None:
+        WorkerProcess.running.discard(self)
         if self.process and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -132,6 +150,62 @@ class WorkerProcess:
 def purge_test_queue() -> None:
     with celery_app.connection_for_write() as conn:
         conn.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def queue_length(conn) -> int:
+    """Task messages waiting in the tests' queue (not yet taken by a worker)."""
+    # The queue is a Redis list (the tests send no priorities, which would add others).
+    return conn.default_channel.client.llen(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+@contextmanager
+def eager_worker(log_name: str, concurrency: int = 2):
+    """A real worker with two processes, as `make run` has (embedding and session enrichment
+    run at the same time), enriching sessions the moment they are captured."""
+    saved = os.environ.get("SESSION_ENRICH_DELAY_SECONDS")
+    os.environ["SESSION_ENRICH_DELAY_SECONDS"] = "0"
+    purge_test_queue()
+    worker = WorkerProcess(TEST_OUTPUT / log_name, concurrency=concurrency)
+    try:
+        worker.start()
+    finally:
+        if saved is None:
+            os.environ.pop("SESSION_ENRICH_DELAY_SECONDS")
+        else:
+            os.environ["SESSION_ENRICH_DELAY_SECONDS"] = saved
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+def busy_connections() -> list[tuple]:
+    """The test database's other connections that are inside a transaction or running a
+    statement: a live-server request, a worker's task, a writer process. Idle ones hold no
+    lock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, state, now() - xact_start, left(query, 300) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND backend_type = 'client backend' AND state <> 'idle'"
+        )
+        return cursor.fetchall()
+
+
+def wait_until_quiet(timeout: float = 120) -> None:
+    """Wait until nothing but the test itself works on the test database: every running
+    worker idle with an empty queue, then no other connection in a transaction. Fails the
+    test, naming what is still at work, if that takes longer than ``timeout``."""
+    deadline = time.monotonic() + timeout
+    for worker in list(WorkerProcess.running):
+        if not worker.wait_idle(max(deadline - time.monotonic(), 1)):
+            pytest.fail(f"worker {worker.hostname} still busy after {timeout} s")
+    busy = busy_connections()
+    while busy and time.monotonic() < deadline:
+        time.sleep(0.2)
+        busy = busy_connections()
+    if busy:
+        pytest.fail(f"connections still at work on the test database after {timeout} s: {busy}")
 
 
 @pytest.fixture(scope="module")
@@ -147,14 +221,39 @@ def celery_worker_process(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture(autouse=True)
-def quiet_worker_before_flush(request):
-    """After a test that shares the module's worker, wait for the worker to finish what the
-    test left it (re-embedding, extraction) before the database is emptied: TRUNCATE and a
-    task's queries lock the tables in different orders, and PostgreSQL breaks the deadlock
-    by failing the flush."""
+def quiet_before_flush(request):
+    """After a test with committed data, wait until nothing else works on the test database
+    before the flush empties it. A test that waits for its messages to be embedded ends
+    while the worker goes on with the next task of the chain (the session's enrichment, then
+    memory extraction): the flush's TRUNCATE then waits for that task's locks while the task
+    waits for a table the TRUNCATE already holds, and PostgreSQL breaks the deadlock by
+    failing one of them, the flush as often as not. The same holds for a live-server request
+    still running after its client gave up."""
     yield
-    if "celery_worker_process" in request.fixturenames:
-        request.getfixturevalue("celery_worker_process").wait_idle()
+    marker = request.node.get_closest_marker("django_db")
+    if {"transactional_db", "live_server"} & set(request.fixturenames) or (
+        marker and marker.kwargs.get("transaction")
+    ):
+        wait_until_quiet()
+
+
+@pytest.fixture
+def live_http(live_server):
+    """``live_http(token)``: an HTTP session to the live server with that token, closed after
+    the test. A session left open keeps its keep-alive connections, and the server a thread
+    and a database connection for each, after the test."""
+    opened: list[requests.Session] = []
+
+    def open_session(token: str, pool: int = 10) -> requests.Session:
+        http = requests.Session()
+        http.headers["Authorization"] = f"Bearer {token}"
+        http.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=pool))
+        opened.append(http)
+        return http
+
+    yield open_session
+    for http in opened:
+        http.close()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -72,7 +72,7 @@ class MemoryListForm(forms.Form):
         "Findings",
     )
     agent = forms.CharField(required=False, max_length=64, label="Agent", widget=_input())
-    # Seed 002, as the API's person= and character=: a person's memories, and what one of
+    # docs/people.md, as the API's person= and character=: a person's memories, and what one of
     # their characters may read (its own, the shared ones, those of no agent).
     person = forms.CharField(required=False, max_length=200, label="Person", widget=_input())
     character = forms.CharField(required=False, max_length=64, label="Character", widget=_input())
@@ -175,7 +175,7 @@ class MemoryDeleteForm(forms.Form):
 
 
 class MemoryBulkDeleteForm(forms.Form):
-    """Which memories to move to the trash at once (seed 001 §8.2: by topic, date range,
+    """Which memories to move to the trash at once (docs/memories.md: by topic, date range,
     agent, person, type). Dates are days (UTC), both ends included."""
 
     project = forms.TypedChoiceField(

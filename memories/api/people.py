@@ -1,4 +1,4 @@
-"""The people API (seed 002): a person's short-term buffer, and the diaries.
+"""The people API (docs/people.md): a person's short-term buffer, and the diaries.
 
 - ``GET /api/v1/people/{person}/recent?lastn=N&char=C``: the last N events of the person's
   recent sessions, newest last, with a one-paragraph summary. A person the caller has no

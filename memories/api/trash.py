@@ -1,4 +1,5 @@
-"""The memory trash through the API (seed 001 §8.2): what was deleted, and deleting many.
+"""The memory trash through the API (docs/api.md, "Deleting memories"): what was deleted,
+and deleting many.
 
 - ``GET /memories/trash``: the deleted memories of the caller's projects, newest deletion
   first, with who deleted them, why, and until when they can be restored;

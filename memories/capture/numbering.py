@@ -1,4 +1,4 @@
-"""Per-project readable ids: DEC-001, FIND-002, PREF-003 … (seed 001)."""
+"""Per-project readable ids: DEC-001, FIND-002, PREF-003 … (docs/memories.md)."""
 
 from __future__ import annotations
 

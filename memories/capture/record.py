@@ -93,7 +93,7 @@ class MemoryDraft:
     resolution: str = ""
     agent: str = ""
     person: str = ""  # default: its session's person (user_name)
-    shared: bool = False  # every character of the person sees it (seed 002 _shared)
+    shared: bool = False  # every character of the person sees it (docs/people.md)
     scope: str = MemoryScope.PROJECT
     origin: str = Origin.AGENT
     created_by: object = None
@@ -158,7 +158,7 @@ def validate(project: Project, draft: MemoryDraft) -> None:
 def holder(draft: MemoryDraft) -> str:
     """The character that holds the memory. The extractors name who said it, and what the
     session's person said has the person as its speaker; but a person is not a character
-    (seed 002): what Sam told Cathy is Cathy's, so her reads and her diary find it."""
+    (docs/people.md): what Sam told Cathy is Cathy's, so her reads and her diary find it."""
     session = draft.session
     person = draft.person or (session.user_name if session else "")
     if session and session.agent_name and person and draft.agent.casefold() == person.casefold():
@@ -450,7 +450,7 @@ def resolve(
     verification: str = "",
     resolved_by: Memory | None = None,
 ) -> Memory:
-    """Mark an open finding resolved (seed 001 §2.2.4 ``resolution``). The row is locked
+    """Mark an open finding resolved (docs/memories.md). The row is locked
     and read again first: of two callers resolving at once, the second gets the conflict."""
     now = timezone.now()
     by, action_taken, verification = (
@@ -493,7 +493,7 @@ def resolve(
 def update_agent_state(
     project: Project, *, agent: str, session: Session | None, state: dict, by=None
 ) -> Recorded:
-    """Seed 001 §2.2.6: one current state per agent (and session); an update merges the
+    """docs/memories.md: one current state per agent (and session); an update merges the
     given sections (current_context, working_memory, session_learnings, memory_refs) into it."""
     if not agent.strip():
         raise InvalidMemory("An agent state needs its agent.", "agent")

@@ -1,4 +1,4 @@
-"""Daily distillation (seed 002 §Next steps 1): one diary entry per person, character and
+"""Daily distillation (docs/people.md, "The diary"): one diary entry per person, character and
 day, from that day's sessions and memories.
 
 An entry says what happened (each session of the day with its summary, or, with the
@@ -6,7 +6,7 @@ optional LLM configured — ``SUMMARY_LLM_*``, as for session summaries — the 
 of the day's messages), the decisions, the preferences, the open threads (open findings,
 sessions that did not complete) and the facts and learnings. Memories marked shared go to
 the person's ``_shared`` entry of the day instead, which every character of the person
-reads (seed 002 "Cross-Character Memory").
+reads (docs/people.md, "Memories: own or shared").
 
 A session belongs to the days it was active on (started, or ended, within the day, UTC).
 Writing is an upsert on (project, person, character, day): re-running a day updates its

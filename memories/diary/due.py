@@ -1,4 +1,4 @@
-"""Which diary days must be distilled again, and distilling them (seed 002: the diary follows
+"""Which diary days must be distilled again, and distilling them (docs/people.md: the diary follows
 its logs).
 
 A day's entries are made from that day's sessions and memories (``distill.py``). When that

@@ -1,4 +1,4 @@
-"""Diaries as a zip of Markdown files in seed 002's shape:
+"""Diaries as a zip of Markdown files in the shape of docs/people.md:
 ``diary/<person>/<char>/YYYY-MM-DD.md`` (the character ``_shared`` for what every character
 reads). Entries of the same person, character and day in several projects go into one file,
 each under its project's name.

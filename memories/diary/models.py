@@ -1,8 +1,8 @@
-"""A diary entry: what one person did with one character on one day (seed 002's
+"""A diary entry: what one person did with one character on one day (docs/people.md's
 ``diary/<person_id>/<char_id>/YYYY-MM-DD.md``).
 
 The character ``_shared`` holds what every character of the person may read: the day's
-memories marked shared (seed 002 "Cross-Character Memory").
+memories marked shared (docs/people.md, "Memories: own or shared").
 
 One row per project, person, character and day (a unique constraint): distillation writes
 it by ``INSERT … ON CONFLICT DO UPDATE``, so re-running a day updates it and two runs at

@@ -22,7 +22,7 @@ def narrowed(
     before: date | None = None,
 ):
     """``character``: what that character may read, its own entries and the ``_shared``
-    ones (seed 002); ``after`` inclusive, ``before`` exclusive."""
+    ones (docs/people.md); ``after`` inclusive, ``before`` exclusive."""
     if person:
         entries = entries.filter(person=person)
     if character:

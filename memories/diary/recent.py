@@ -1,4 +1,4 @@
-"""The short-term buffer (seed 002 §Next steps 2): a person's last events, to put in a
+"""The short-term buffer (docs/people.md): a person's last events, to put in a
 prompt as "recent context".
 
 The last ``lastn`` messages across the person's most recent sessions (optionally with one

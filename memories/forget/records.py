@@ -1,4 +1,4 @@
-"""Deletion records of memories (seed 001 §8.3), beside those of sessions
+"""Deletion records of memories (docs/api.md, "Deleting memories"), beside those of sessions
 (``sessions/forget/records.py``): one per deletion and project, scope "memory".
 
 A record says who deleted, when, why, what kind (the memories' types, counted, in

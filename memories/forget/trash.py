@@ -1,5 +1,5 @@
 """Deleted memories: a trash with the project's recovery window, then the daily purge
-(seed 001 §8.1–8.3). The one home of deleting and restoring a memory, for the API, the web
+(docs/memories.md). The one home of deleting and restoring a memory, for the API, the web
 pages, MCP and the CLI.
 
 - ``delete`` (one memory) and ``delete_many`` (a filter's matches, at most ``MAX_BULK`` per

@@ -1,4 +1,4 @@
-"""Aggregations over the memories a caller sees (seed 001 §2.3, §4.1 ``getTopics`` and
+"""Aggregations over the memories a caller sees (docs/api.md, "Memories": topics and
 ``getTimeline``): what the memories are about, and what happened when."""
 
 from __future__ import annotations

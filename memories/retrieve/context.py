@@ -74,7 +74,7 @@ def _flat(value) -> str:
 def _filters(request: SectionRequest) -> MemoryFilters:
     # The sessions' time range, when one is asked for, applies to when a memory was said.
     # A person's context leaves out other people's memories; with their character too
-    # (seed 002), other characters' memories unless shared.
+    # (docs/people.md), other characters' memories unless shared.
     person = request.filters.person
     return MemoryFilters(
         types=tuple(HEADINGS),

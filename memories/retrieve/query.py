@@ -1,4 +1,4 @@
-"""Which memories a caller sees and how a list of them is narrowed (seed 001 §4.1).
+"""Which memories a caller sees and how a list of them is narrowed (docs/memories.md).
 
 ``visible(access)`` is what a caller sees: the memories ``Access.scope`` (the one scoping
 path, team-shared memories included) lets through, deleted ones and those of trashed
@@ -29,7 +29,7 @@ class MemoryFilters:
     person: str = ""  # the memories of this person
     # What a conversation with this person may read: theirs and those of no person.
     for_person: str = ""
-    # Seed 002: a character reads its own memories, the shared ones and those of no agent.
+    # docs/people.md: a character reads its own memories, the shared ones and those of no agent.
     character: str = ""
     session_id: int | None = None
     after: datetime | None = None

@@ -1,4 +1,4 @@
-"""Reading a memory counts as an access (seed 001 §7): one more read, the time of it, and
+"""Reading a memory counts as an access (docs/memories.md): one more read, the time of it, and
 its priority recomputed with the read's boost.
 
 What counts: opening one memory (the API's GET of it, ``related``, the UI's memory page),

@@ -1,4 +1,4 @@
-"""What relates to a memory (seed 001 §4.2.2 ``findRelated``): its relationships both ways,
+"""What relates to a memory (docs/api.md, "Memories"): its relationships both ways,
 then the memories nearest to it by meaning that it is not already linked to."""
 
 from __future__ import annotations

@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
                 str(args.web_workers),
                 # Threads (gthread) let a process serve the next request while one waits on
                 # PostgreSQL: appends doubled against as many sync processes
-                # (docs/benchmarks.md, "Capture and appends").
+                # (docs/benchmark-log.md, "Capture and appends").
                 "--threads",
                 str(args.web_threads),
                 "--timeout",

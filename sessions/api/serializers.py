@@ -156,7 +156,7 @@ def _check_lengths(record, model: type[models.Model], where: str, prefix: str) -
 
 
 class CsvOrListField(serializers.ListField):
-    """Seed 000 sends lists as CSV strings ("auth,db"); accept both."""
+    """Agents send lists as CSV strings ("auth,db") or as lists; accept both."""
 
     def to_internal_value(self, data):
         if isinstance(data, str):
@@ -165,7 +165,7 @@ class CsvOrListField(serializers.ListField):
 
 
 class TranscriptTextField(serializers.CharField):
-    """Text as agents send it. NUL characters are allowed in: capture removes them (seed 000's
+    """Text as agents send it. NUL characters are allowed in: capture removes them (docs/api.md's
     preprocessing; PostgreSQL cannot store them) and records how many in the metadata."""
 
     def __init__(self, **kwargs):

@@ -4,7 +4,7 @@ Django's ``bulk_create`` writes one placeholder per value, so a 1,000-message ca
 INSERT of 24,000 parameters: Django spends a third of a whole session's capture building its
 text, and psycopg, which binds parameters on the client, parses that text again to do so (a
 statement of over 50 parameters is never cached). Here each column is one array parameter,
-zipped back into rows by ``unnest`` (docs/benchmarks.md, "Capture and appends"):
+zipped back into rows by ``unnest`` (docs/benchmark-log.md, "Capture and appends"):
 
     INSERT INTO t (a, b) SELECT a, b FROM unnest(%s::integer[], %s::text[])
         WITH ORDINALITY AS u(a, b, n) ORDER BY n RETURNING id

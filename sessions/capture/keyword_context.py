@@ -24,7 +24,7 @@ at the stored ones), so a message is keyword-searchable with its context the mom
 With the context, the same statement stores the message's ranking document
 (``ranking_vector``, ``RANKING_DOCUMENT``): its own words weighted A, merged with its context's.
 Keyword search ranks each pooled message on it; built per query instead, it cost each query
-hundreds of long tsvectors read, re-weighted and merged (docs/benchmarks.md, "Search on real
+hundreds of long tsvectors read, re-weighted and merged (docs/benchmark-log.md, "Search on real
 transcripts"). Every writer of a message's content or context calls ``index_context`` (or
 ``forget_context``), so the stored document is always the one the definition gives.
 """

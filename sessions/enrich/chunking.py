@@ -15,7 +15,7 @@ every question naming that person. So a message under ``CONTEXT_UNDER_TOKENS`` w
 gets, instead of its plain chunk, one chunk whose embedded text is the previous message's last
 ``CONTEXT_TOKENS`` word pieces (with its header), a new line, then the message with its own
 header: "Mel: Do you like hiking?\nCaroline: Yes, every weekend!". Instead of, not beside: an
-added chunk leaves the plain vector's false matches in place (docs/benchmarks.md, "Contextual
+added chunk leaves the plain vector's false matches in place (docs/benchmark-log.md, "Contextual
 vectors", has the variants measured). The previous turn only: it exists when the message is
 embedded, so no message waits for or is embedded again on its neighbour's arrival. Only
 what people and agents say to each other (user and assistant prose) takes a context, and only

@@ -1,4 +1,4 @@
-"""Session topics (seed 000's ``topics``: "vector-db,chromadb,architecture").
+"""Session topics (a session's ``topics``, docs/api.md: "vector-db,chromadb,architecture").
 
 ``derive_topics`` returns a few lowercase, hyphenated keyphrases per session, from
 

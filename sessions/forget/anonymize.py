@@ -428,7 +428,7 @@ def update_each(model, rows: list, names: list[str]) -> None:
     """Write ``names`` of each of ``rows``: one ``UPDATE … WHERE id = %s`` per row, sent
     together (psycopg's ``executemany`` pipelines them). Django's ``bulk_update`` builds a
     ``CASE WHEN id = … THEN …`` over every row for every field, which took most of a
-    project's anonymisation (docs/benchmarks.md, "Forgetting at scale")."""
+    project's anonymisation (docs/benchmark-log.md, "Forgetting at scale: the fixes")."""
     if not rows:
         return
     fields = [model._meta.get_field(name) for name in names]

@@ -1,4 +1,5 @@
-"""Forgetting, reversibly: soft delete into the trash, restore, and purge (seed 001 §5, §8).
+"""Forgetting, reversibly: soft delete into the trash, restore, and purge (docs/operations.md,
+"Retention and the trash"; docs/api.md, "Deleting").
 
 State changes are conditional updates that check the row count, so two people deleting the
 same session at once cannot both "win", and deleting what is already deleted is reported,
@@ -121,7 +122,7 @@ PURGE_BATCH = 500
 # … and, past the first session of a batch, no more than this many messages: rows of other
 # tables point at messages (chunks, entities, memory evidence), so Django's delete loads
 # every message of the batch into the process to find them, about 1 KB each; 500 sessions
-# of 1,000 messages would be half a GB (docs/benchmarks.md, "Forgetting at scale").
+# of 1,000 messages would be half a GB (docs/benchmark-log.md, "Forgetting at scale: the fixes").
 PURGE_BATCH_MESSAGES = 20_000
 
 

@@ -1,4 +1,4 @@
-"""Remove one message for good (seed 001 §8.2 ``deleteMemory``), leaving a tombstone.
+"""Remove one message for good (docs/api.md, "Deleting"), leaving a tombstone.
 
 A single sensitive message (a pasted password, a customer's details) can be removed without
 deleting its session. The message keeps its place (its seq, role, author, tool name and

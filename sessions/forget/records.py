@@ -1,4 +1,4 @@
-"""Deletion records (seed 001 §8.3): every deletion leaves one, and it outlives the purge.
+"""Deletion records (docs/api.md, "Deleting"): every deletion leaves one, and it outlives the purge.
 
 A record says who deleted what and why, how much (sessions, messages, bytes), and until when
 it can be undone; never any content. One deletion that spans several projects (a filter over

@@ -3,7 +3,7 @@ session (counts, ``updated_at``, the lifecycle clock), and ``updated_at`` was a 
 index of sessions waiting for enrichment. An update that changes an indexed column writes a
 new entry in every index of the table, the session vector's HNSW graph included, which grew
 by one node per append (1,500 appends to 300 enriched sessions: 72 KB → 2 MB) and cost the
-append's UPDATE twice the time (docs/benchmarks.md, "Capture and appends"). The index now
+append's UPDATE twice the time (docs/benchmark-log.md, "Capture and appends"). The index now
 holds the status alone (the waiting sessions are few; the pipeline sorts them), and the
 table leaves a tenth of each new page free, where a row's next version can go.
 """

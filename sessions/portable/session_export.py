@@ -1,4 +1,5 @@
-"""Export one session in a portable format (seed 001 §8.1: yaml, json, markdown; plus jsonl).
+"""Export one session in a portable format (docs/api.md, "Export formats"): yaml, json,
+markdown, jsonl.
 
 ``export_response(session, fmt)`` is the download the API and the UI both answer: the
 session with all its messages, streamed, named ``<public id>.<extension>``.
@@ -17,11 +18,11 @@ Formats (the extension has no leading dot):
 * ``jsonl`` (``application/x-ndjson``, ``jsonl``): a ``{"type": "session", ...}`` line, then
   one ``{"type": "message", ...}`` line per message. U+0085, U+2028 and U+2029 are written
   as ``\\u`` escapes so that no line reader splits a record.
-* ``markdown`` (``text/markdown``, ``md``): seed 001 §2.2.2's ``conversation.md``, readable
+* ``markdown`` (``text/markdown``, ``md``): a BMAD ``conversation.md``, readable
   back by ``transcripts.formats.conversation_md``.
 * ``yaml`` (``application/yaml``, ``yaml``): the JSON structure through PyYAML's safe dumper;
   multi-line strings as literal blocks (``|``).
-* ``anthropic_session`` (``application/zip``, ``zip``): seed 004's session folder
+* ``anthropic_session`` (``application/zip``, ``zip``): the Anthropic session folder
   (``sessions/portable/session_folder.py``).
 
 Every format reads back to an equal session through the import API: JSON, JSONL and YAML
@@ -264,7 +265,7 @@ def _iter_yaml(session: Any, messages: Iterable[Any], attachments: Attachments) 
         yield _yaml({name: _plain(data) for name, data in attachments.items()}).encode()
 
 
-# --- markdown (seed 001 §2.2.2 conversation.md) ---------------------------------------------
+# --- markdown (a BMAD conversation.md, docs/api.md) ----------------------------------
 
 
 def _md_time(moment: datetime) -> str:

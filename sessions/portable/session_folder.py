@@ -1,6 +1,7 @@
-"""A session as seed 004's self-contained folder, zipped: ``<public id>/transcript.jsonl``
-(one Anthropic Messages API message per line), ``events.jsonl`` (the session's events) and
-``metadata.json``. ``transcripts.formats.anthropic_session`` reads it back.
+"""A session as a self-contained folder (docs/api.md, "Export formats"), zipped:
+``<public id>/transcript.jsonl`` (one Anthropic Messages API message per line),
+``events.jsonl`` (the session's events) and ``metadata.json``.
+``transcripts.formats.anthropic_session`` reads it back.
 
 Each transcript line is one stored message: user and assistant text as a ``text`` block,
 a tool call as a ``tool_use`` block (its input: the call's JSON when the content is a JSON

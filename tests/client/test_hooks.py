@@ -1,4 +1,4 @@
-"""Seed 000's hooks against a live server: context at start (never failing the agent) and
+"""The hooks (docs/mcp.md) against a live server: context at start (never failing the agent) and
 capture at exit (never losing the conversation silently)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The client's memory methods (seed 001's agent interface) and `memoryapp memories`,
+"""The client's memory methods (docs/api.md, "Memories") and `memoryapp memories`,
 against a live server."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The project from the working directory on the client's side (seed 004): the slug, the
+"""The project from the working directory on the client's side (docs/api.md): the slug, the
 header, `memoryapp capture` by the transcript's cwd, `memoryapp sessions list` and
 `memoryapp similar`, against a live server."""
 

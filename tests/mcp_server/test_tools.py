@@ -149,8 +149,8 @@ def test_record_memories_then_list_them_by_type(agent, memory):
 
 @live
 def test_a_character_records_for_a_person_and_lists_what_it_may_read(agent, agent_env):
-    """Seed 002 over MCP: Cathy records Sam's shared preference and her own fact about him;
-    Rex lists only what he may read of Sam, Cathy both."""
+    """People (docs/people.md) over MCP: Cathy records Sam's shared preference and her own
+    fact about him; Rex lists only what he may read of Sam, Cathy both."""
 
     def record(content, **more):
         arguments = {"type": "preference", "content": content, "agent": "cathy", **more}

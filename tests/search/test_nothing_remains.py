@@ -10,7 +10,6 @@ no chunk and no entity behind.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from django.db import connection, transaction
@@ -19,7 +18,7 @@ from rest_framework.test import APIClient
 from search.speed import team_indexes
 from sessions.models import DeletionRecord, Entity, Message, MessageChunk, Session
 from teams.models import ApiToken, Role
-from tests.conftest import TEST_OUTPUT, WorkerProcess, purge_test_queue
+from tests.conftest import eager_worker
 from tests.factories import MembershipFactory, ProjectFactory
 from tests.traces import rows_holding
 from tests.waiting import wait_for
@@ -34,19 +33,8 @@ MODES = ("keyword", "semantic", "hybrid")
 @pytest.fixture(scope="module")
 def worker(django_db_setup, django_db_blocker):
     """A real worker that enriches sessions as soon as they are captured."""
-    saved = os.environ.get("SESSION_ENRICH_DELAY_SECONDS")
-    os.environ["SESSION_ENRICH_DELAY_SECONDS"] = "0"
-    purge_test_queue()
-    process = WorkerProcess(TEST_OUTPUT / "nothing-remains-worker.log", concurrency=2)
-    try:
-        process.start()
-    finally:
-        if saved is None:
-            os.environ.pop("SESSION_ENRICH_DELAY_SECONDS")
-        else:
-            os.environ["SESSION_ENRICH_DELAY_SECONDS"] = saved
-    yield process
-    process.stop()
+    with eager_worker("nothing-remains-worker.log") as process:
+        yield process
 
 
 @pytest.fixture

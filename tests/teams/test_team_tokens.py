@@ -1,4 +1,4 @@
-"""Team-level tokens and the project of a working directory (seed 004): found by the
+"""Team-level tokens and the project of a working directory (docs/api.md): found by the
 directory's slug, created on first use with the "projects" permission (once, even when
 clients race), refused by name without it; a project token stays in its project; another
 team's project is never reached."""

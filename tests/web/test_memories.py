@@ -486,8 +486,8 @@ def test_memories_of_a_trashed_session_are_hidden(admin_client, memories):
 
 
 def test_the_list_filters_by_person_and_by_what_a_character_may_read(viewer_client, project):
-    """Seed 002 in the UI as on the API: Sam's memories; what Rex may read of them (his
-    own, the shared ones), not what Sam told Cathy alone."""
+    """People (docs/people.md) in the UI as on the API: Sam's memories; what Rex may read of
+    them (his own, the shared ones), not what Sam told Cathy alone."""
     cathy = SessionFactory(project=project, user_name="sam", agent_name="cathy")
     rex = SessionFactory(project=project, user_name="sam", agent_name="rex")
     record(project, MemoryDraft("preference", "Sam is vegetarian", cathy, shared=True))

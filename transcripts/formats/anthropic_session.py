@@ -1,4 +1,4 @@
-"""Anthropic-format session folders (the Amplifier layout of seed 004).
+"""Anthropic-format session folders (the Amplifier layout; docs/api.md).
 
 A session is a folder ``<session-id>/`` holding ``transcript.jsonl`` (one Anthropic
 Messages API message per line: ``{role, content, timestamp?}`` with ``content`` a string

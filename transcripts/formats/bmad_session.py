@@ -1,4 +1,4 @@
-"""BMAD session folders (seed 001, section 2.1), zipped: ``<session-id>/conversation.md``
+"""BMAD session folders (docs/api.md, import formats), zipped: ``<session-id>/conversation.md``
 with ``metadata.yaml`` and the memory files beside it.
 
 Choices:

@@ -1,4 +1,4 @@
-"""``conversation.md`` of a BMAD session folder (seed 001, section 2.2.2).
+"""``conversation.md`` of a BMAD session folder (docs/api.md, import formats).
 
 ::
 

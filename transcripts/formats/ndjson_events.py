@@ -1,4 +1,4 @@
-"""Chat event logs as NDJSON (seed 002): one event per line, many sessions per file.
+"""Chat event logs as NDJSON (docs/api.md): one event per line, many sessions per file.
 
 Each event is ``{ts, source, session_id, person_id, char_id, sender, text}``: ``ts`` in
 epoch seconds, ``sender`` "user" or "assistant". Files live at

@@ -1,4 +1,4 @@
-"""Plain-text conversation logs (seed 000): ``User: ...`` / ``Assistant: ...`` lines.
+"""Plain-text conversation logs (docs/api.md): ``User: ...`` / ``Assistant: ...`` lines.
 
 A line starting with a speaker prefix opens a message: ``User:``/``Human:`` → user,
 ``Assistant:``/``AI:`` → assistant, ``System:`` → system, ``Tool:`` → tool (case does
@@ -6,7 +6,7 @@ not matter; spaces before the colon are allowed). Lines without a prefix continu
 previous speaker's message. Text before the first prefix, and a text with no prefix at
 all, is a user message (the person pasted something).
 
-The text is first cleaned by ``preprocess_conversation`` exactly as seed 000 specifies;
+The text is first cleaned by ``preprocess_conversation`` exactly as the original capture spec did;
 each message's content is then the text after its prefix with the blank lines around it
 removed (blank lines inside are kept, Markdown is untouched). There are no times and no
 ids in the source: client ids are the message index ("0", "1", ...).
@@ -35,7 +35,7 @@ _ROLES = {
 
 
 def preprocess_conversation(raw_text: str) -> str:
-    r"""Clean and standardise conversation text before storage (seed 000).
+    r"""Clean and standardise conversation text before storage.
 
     1. strip leading/trailing whitespace; 2. normalise line endings to "\n"; 3. at most
     two consecutive newlines (three or more become two); 4. Markdown is left alone;

@@ -1,4 +1,4 @@
-"""The people pages (seed 002): everyone the agents worked with, and one person's diary,
+"""The people pages (docs/people.md): everyone the agents worked with, and one person's diary,
 day by day (newest first), each day's entries per character, with their recent sessions and
 a download of the diary as Markdown.
 

@@ -1,4 +1,4 @@
-"""Session summaries (seed 003 "Context Compression"): task, actions, outcome, key entities.
+"""Session summaries (docs/search.md, "Context for a prompt"): task, actions, outcome, key entities.
 
 Pure Python: no database, no Django. Messages are any objects (or dicts) with ``role``,
 ``content``, ``tool_name`` and optionally ``author`` and ``metadata``: ``ParsedMessage``

@@ -152,7 +152,7 @@ def test_a_memory_can_be_recorded_shared_and_unshared(project, sam):
 
 def test_what_the_person_said_is_held_by_the_character_they_said_it_to(project, sam):
     """The extractors name the speaker, and the speaker of a user's line is the person: a
-    memory of what Sam told Cathy belongs to Cathy (seed 002), so Cathy reads it, Rex does
+    memory of what Sam told Cathy belongs to Cathy (docs/people.md), so Cathy reads it, Rex does
     not, and the diary files it under Cathy, never under a character called "sam"."""
     from memories.capture.record import MemoryDraft, record
 

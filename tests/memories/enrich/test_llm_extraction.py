@@ -144,7 +144,7 @@ def test_the_llms_memories_are_recorded_with_who_said_them(
     [evidence] = decision.evidence.all()
     assert evidence.message.seq == 3 and evidence.quote == "We decided to use a connection pool"
     preference = Memory.objects.get(session=session, type="preference")
-    # dana, the session's person, asked it of coder: coder holds it (seed 002)
+    # dana, the session's person, asked it of coder: coder holds it (docs/people.md)
     assert (preference.person, preference.agent) == ("dana", "coder")
     assert preference.evidence.get().message.seq == 0
 

@@ -1,4 +1,4 @@
-"""Decay by type (seed 001 §7.2): the floors and special rules, and the SQL the periodic
+"""Decay by type (docs/memories.md): the floors and special rules, and the SQL the periodic
 run uses agrees with the Python formula on any memory."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The memory trash as a service (seed 001 §8.1–8.3): deleting one or many leaves a deletion
+"""The memory trash as a service (docs/memories.md): deleting one or many leaves a deletion
 record (who, when, why, what kind, how many; never the content), marks diary days due,
 restores until the project's recovery deadline, and the daily purge deletes for good what is
 past it while the record stays."""

@@ -102,7 +102,7 @@ def memory_specs(draw):
         "content": agent_state_text(agent, details) if kind == "agent_state" else draw(text),
         "details": details,
         "agent": agent,
-        # seed 002: the person a memory is about, and whether every character sees it
+        # docs/people.md: the person a memory is about, and whether every character sees it
         "person": draw(st.just("") | word),
         "shared": draw(st.booleans()),
         "topic": f"agent:{agent}" if kind == "agent_state" else draw(st.just("") | word),

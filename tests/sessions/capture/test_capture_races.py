@@ -8,7 +8,6 @@ exactly once.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -16,7 +15,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import requests
 from django.db import connection
 from django.db.models import Count
 
@@ -24,7 +22,7 @@ from sessions.enrich.chunking import chunk_message, header_for
 from sessions.forget.lifecycle import purge, soft_delete
 from sessions.models import Message, MessageChunk, Session
 from teams.models import ApiToken
-from tests.conftest import REPO_ROOT, TEST_OUTPUT, WorkerProcess, child_env, purge_test_queue
+from tests.conftest import REPO_ROOT, child_env, eager_worker
 from tests.factories import ProjectFactory
 from tests.waiting import wait_for
 
@@ -58,32 +56,17 @@ def assert_embedded_exactly_once(session_ids, timeout=300):
 
 @pytest.fixture(scope="module")
 def race_worker(django_db_setup, django_db_blocker):
-    """A real worker with two processes, as `make run` has (embedding and session enrichment
-    run at the same time), enriching sessions the moment they are captured."""
-    saved = os.environ.get("SESSION_ENRICH_DELAY_SECONDS")
-    os.environ["SESSION_ENRICH_DELAY_SECONDS"] = "0"
-    purge_test_queue()
-    worker = WorkerProcess(TEST_OUTPUT / "race-worker.log", concurrency=2)
-    try:
-        worker.start()
-    finally:
-        if saved is None:
-            os.environ.pop("SESSION_ENRICH_DELAY_SECONDS")
-        else:
-            os.environ["SESSION_ENRICH_DELAY_SECONDS"] = saved
-    yield worker
-    worker.stop()
+    """A real worker that enriches sessions the moment they are captured."""
+    with eager_worker("race-worker.log") as worker:
+        yield worker
 
 
 @pytest.fixture
-def server(live_server, race_worker):
+def server(live_server, live_http, race_worker):
     """The live server and an HTTP session with a token of a fresh project."""
     project = ProjectFactory()
     _, raw = ApiToken.issue(project, name="race")
-    http = requests.Session()
-    http.headers["Authorization"] = f"Bearer {raw}"
-    http.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=CLIENTS * 2))
-    return live_server.url, http, project
+    return live_server.url, live_http(raw, pool=CLIENTS * 2), project
 
 
 def test_concurrent_appends_each_sent_twice_store_every_message_once(server):

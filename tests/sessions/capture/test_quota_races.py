@@ -81,9 +81,7 @@ def test_vectors_and_keywords_follow_compaction():
 
 
 @pytest.mark.usefixtures("race_worker")
-def test_ten_clients_appending_at_the_compaction_threshold(live_server):
-    import requests
-
+def test_ten_clients_appending_at_the_compaction_threshold(live_server, live_http):
     project = ProjectFactory(session_quota_bytes=100_000)
     _, raw = ApiToken.issue(project, name="race")
     old = [
@@ -94,9 +92,7 @@ def test_ten_clients_appending_at_the_compaction_threshold(live_server):
     ]
     session = capture_session(project, ParsedSession("api", old, agent_name="dev")).session
     assert session.size_bytes >= 95_000  # at the compaction share already
-    http = requests.Session()
-    http.headers["Authorization"] = f"Bearer {raw}"
-    http.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=CLIENTS * 2))
+    http = live_http(raw, pool=CLIENTS * 2)
     url = f"{live_server.url}/api/v1/sessions/{session.public_id}/messages"
     before = deadlocks()
     answers = []

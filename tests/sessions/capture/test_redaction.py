@@ -304,9 +304,10 @@ def test_is_secret_key(name, secret):
 
 
 def _seconds(text: str) -> float:
-    start = time.perf_counter()
+    # CPU time: the shared machine's other load must not fail this test.
+    start = time.process_time()
     redact(text)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def test_five_megabytes_in_linear_time():
@@ -319,9 +320,9 @@ def test_five_megabytes_in_linear_time():
         "Plain prose about tokens, secrets and passwords, 😀 שלום مرحبا.\n"
     )
     text = block * (5_000_000 // len(block))
-    start = time.perf_counter()
+    start = time.process_time()
     redacted, count = redact(text)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert count == 5 * (5_000_000 // len(block))
     assert "hunter2" not in redacted and "p4ss" not in redacted
     # A quadratic pass would take minutes on 5 MB; linear takes about a second.

@@ -490,9 +490,10 @@ def test_five_megabytes_of_adversarial_text_is_fast():
     text = "".join(chunks)
     text = (text * (5_000_000 // len(text) + 1))[:5_000_000]
     for role, tool in (("user", ""), ("tool", "Bash"), ("assistant", "Bash")):
-        started = time.perf_counter()
+        # CPU time: the shared machine's other load must not fail this test.
+        started = time.process_time()
         extract_from_message(role, text, tool)
-        assert time.perf_counter() - started < 3.0, (role, tool)
+        assert time.process_time() - started < 3.0, (role, tool)
 
 
 def test_real_samples_have_files_commands_urls_and_packages():

@@ -290,9 +290,10 @@ def test_hundred_thousand_messages_in_under_three_seconds():
             Msg("assistant", f"Edit src/handlers/h{i}.py\n-old\n+new", "Edit", f"e{i}"),
         ]
     assert len(messages) > 100_000
-    started = time.perf_counter()
+    # CPU time: the shared machine's other load must not fail this test.
+    started = time.process_time()
     summary = summarize(messages, entities=ENTITIES)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert elapsed < 3, f"{elapsed:.2f}s"
     assert summary.startswith("Task: Migrate the billing service from Flask to FastAPI")
     assert "tests passed (`pytest tests/test_h24999.py -q`, 25000 passed)" in summary
