@@ -342,6 +342,7 @@ class Image:
                     destination.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(origin, destination)
         self._make_venv()
+        self._seed_model_cache()
         for word, rest in self.instructions:
             if word == "RUN" and "manage.py" in rest:
                 # The packages are the venv's: `pip install` is the one step left out.
@@ -358,6 +359,18 @@ class Image:
                 if built.returncode:
                     raise RuntimeError(f"the image's RUN {rest!r} failed:\n{built.stderr}")
         return self
+
+    def _seed_model_cache(self) -> None:
+        """Docker's layer cache, in effect: the ONNX graphs this checkout's runs exported
+        already (var/models) are copied where the image keeps them, so the build's
+        ``prepare_query_encoder`` checks them instead of taking a minute to export again.
+        Without them (a fresh clone), it exports them as the image build does."""
+        from memoryapp.local import embedded
+
+        made = embedded.var_dir() / "models"
+        target = self.container_path(self.env.get("MODEL_CACHE_DIR", ""), self.root)
+        if made.is_dir() and target:
+            shutil.copytree(made, target, dirs_exist_ok=True)
 
     def _make_venv(self) -> None:
         """An interpreter with the venv's third-party packages and none of the checkout: a
@@ -475,16 +488,14 @@ class Deployment:
     def http(self) -> requests.Session:
         """A client that comes through the TLS proxy: the site's host name and
         ``X-Forwarded-Proto: https`` on every request."""
-        session = requests.Session()
+        session = ThroughTheProxy()
         session.headers.update(
             {"Host": SITE_HOST, "X-Forwarded-Proto": "https", "X-Forwarded-For": "192.0.2.7"}
         )
         return session
 
     def health(self) -> dict:
-        response = requests.get(
-            f"{self.base_url}/healthz", headers={"Host": SITE_HOST}, timeout=15
-        )
+        response = requests.get(f"{self.base_url}/healthz", headers={"Host": SITE_HOST}, timeout=15)
         return response.json() if response.status_code == 200 else {}
 
     def wait_healthy(self, timeout: float = START_TIMEOUT) -> dict:
@@ -497,8 +508,9 @@ class Deployment:
                     )
             return self.health()
 
-        return wait_until(healthy, timeout, "the deployment's /healthz", interval=1.0,
-                          log=self.root / "web.log")
+        return wait_until(
+            healthy, timeout, "the deployment's /healthz", interval=1.0, log=self.root / "web.log"
+        )
 
     def manage(self, *args: str, **overrides: str) -> subprocess.CompletedProcess:
         """``docker compose exec web python manage.py ...``"""
@@ -512,10 +524,21 @@ class Deployment:
         )
 
 
+class ThroughTheProxy(requests.Session):
+    """The browser talks HTTPS to the proxy, so it sends its ``Secure`` cookies back; this
+    client talks HTTP to gunicorn as the proxy does, so it is told they are not secure."""
+
+    def prepare_request(self, request):
+        for cookie in self.cookies:
+            cookie.secure = False
+        return super().prepare_request(request)
+
+
 def _retarget(url: str, host: str, port: int) -> str:
     parts = urlsplit(url)
     assert parts.hostname == host, f"{url} should name the compose service {host}"
     netloc = parts.netloc.rsplit("@", 1)
     address = f"127.0.0.1:{port}"
-    return urlunsplit(parts._replace(netloc=f"{netloc[0]}@{address}" if len(netloc) == 2
-                                     else address))
+    return urlunsplit(
+        parts._replace(netloc=f"{netloc[0]}@{address}" if len(netloc) == 2 else address)
+    )

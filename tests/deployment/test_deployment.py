@@ -1,0 +1,191 @@
+"""The team deployment, used as its users use it: web (gunicorn), worker and beat started by
+docker-compose.yaml's commands on separate PostgreSQL and Redis servers, reached through a
+TLS proxy's headers (tests/deployment/harness.py says how it runs without Docker).
+
+The tests of this module share one deployment and run in order: the restarts come last."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+import requests
+
+from tests.deployment.harness import ADMIN_PASSWORD, SITE_HOST, wait_until
+
+pytestmark = pytest.mark.deployment
+
+EMBED_TIMEOUT = 180.0
+
+
+def site(deployment) -> requests.Session:
+    return deployment.http()
+
+
+def url(deployment, path: str) -> str:
+    return deployment.base_url + path
+
+
+@pytest.fixture(scope="module")
+def token(deployment):
+    """An API token, made as docs/operations.md says (`manage.py create_api_token`)."""
+    made = deployment.manage("create_api_token", "--team", "demo", "--project", "demo")
+    assert made.returncode == 0, made.stderr
+    return made.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def agent(deployment, token):
+    session = site(deployment)
+    session.headers["Authorization"] = f"Bearer {token}"
+    return session
+
+
+def capture(deployment, agent, text: str, external_id: str | None = None) -> requests.Response:
+    return agent.post(
+        url(deployment, "/api/v1/sessions"),
+        json={
+            "agent_name": "deploy-agent",
+            "external_id": external_id or uuid.uuid4().hex,
+            "title": "deployment check",
+            "messages": [
+                {"role": "user", "content": text, "client_id": "m1"},
+                {"role": "assistant", "content": f"Noted: {text}", "client_id": "m2"},
+            ],
+        },
+        timeout=60,
+    )
+
+
+def search(deployment, agent, q: str, mode: str) -> list[dict]:
+    response = agent.get(
+        url(deployment, "/api/v1/search"), params={"q": q, "mode": mode, "limit": 20}, timeout=60
+    )
+    assert response.status_code == 200, response.text
+    return response.json()["results"]
+
+
+def found_sessions(results: list[dict]) -> set[str]:
+    return {
+        str(r["session"]["id"] if isinstance(r["session"], dict) else r["session"]) for r in results
+    }
+
+
+def embedded_and_found(deployment, agent, session_id: str, text: str) -> bool:
+    """The worker has embedded every message and a search by meaning alone finds the session."""
+    pipeline = agent.get(url(deployment, "/api/v1/pipeline"), timeout=30).json()
+    if pipeline["messages"]["pending"]:
+        return False
+    return session_id in found_sessions(search(deployment, agent, text, "semantic"))
+
+
+def test_the_web_start_applied_the_migrations_and_made_the_admin(deployment):
+    plan = deployment.manage("migrate", "--plan")
+    assert plan.returncode == 0, plan.stderr
+    assert "No planned migration operations." in plan.stdout
+    assert deployment.postgres.query("SELECT extversion FROM pg_extension WHERE extname='vector'")
+    web_log = deployment.processes["web"].log.read_text()
+    assert "Created admin user 'admin' with the password from MEMORYAPP_ADMIN_PASSWORD." in web_log
+    assert ADMIN_PASSWORD not in web_log
+
+
+def test_health_reports_postgres_pgvector_redis_and_the_worker(deployment):
+    health = deployment.health()
+    assert health["status"] == "ok"
+    assert health["checks"]["database"]["pgvector"].startswith("0.8")
+    assert health["checks"]["workers"]["count"] >= 1
+
+
+def test_plain_http_is_redirected_to_https(deployment):
+    response = requests.get(
+        url(deployment, "/accounts/login/"), headers={"Host": SITE_HOST}, allow_redirects=False
+    )
+    assert response.status_code == 301
+    assert response.headers["Location"] == f"https://{SITE_HOST}/accounts/login/"
+
+
+def sign_in(browser, deployment, password: str) -> requests.Response:
+    login = url(deployment, "/accounts/login/")
+    page = browser.get(login, timeout=30)
+    assert page.status_code == 200
+    assert "Strict-Transport-Security" in page.headers
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+    return browser.post(
+        login,
+        data={"username": "admin", "password": password, "csrfmiddlewaretoken": csrf},
+        headers={"Referer": f"https://{SITE_HOST}/accounts/login/"},
+        allow_redirects=False,
+        timeout=30,
+    )
+
+
+def test_the_admin_signs_in_through_the_proxy(deployment):
+    browser = site(deployment)
+    refused = sign_in(browser, deployment, "not-the-password")
+    assert refused.status_code == 200, refused.text[:500]
+    assert "sessionid" not in browser.cookies
+    signed_in = sign_in(browser, deployment, ADMIN_PASSWORD)
+    assert signed_in.status_code == 302, signed_in.text[:500]
+    cookies = signed_in.raw.headers.getlist("Set-Cookie")
+    session_cookie = [c for c in cookies if c.startswith("sessionid=")]
+    assert session_cookie and "; Secure" in session_cookie[0], cookies
+    home = browser.get(url(deployment, "/"), timeout=30)
+    assert home.status_code == 200
+    assert "admin" in home.text
+
+
+def test_the_ui_static_files_come_from_whitenoise(deployment):
+    browser = site(deployment)
+    page = browser.get(url(deployment, "/accounts/login/"), timeout=30)
+    stylesheets = re.findall(r'href="(/static/[^"]+\.css)"', page.text)
+    assert stylesheets, page.text[:1000]
+    for path in stylesheets:
+        plain = browser.get(url(deployment, path), timeout=30)
+        assert plain.status_code == 200, path
+        assert plain.headers["Content-Type"].startswith("text/css")
+        # collectstatic compressed it at image build; whitenoise serves the gzip copy.
+        packed = browser.get(
+            url(deployment, path), headers={"Accept-Encoding": "gzip"}, stream=True, timeout=30
+        )
+        assert packed.headers.get("Content-Encoding") == "gzip", path
+    assert browser.get(url(deployment, "/static/no-such-file.css"), timeout=30).status_code == 404
+
+
+def test_a_capture_is_embedded_by_the_worker_and_found(deployment, agent):
+    text = "The billing service retries webhooks with exponential backoff for 3 days"
+    response = capture(deployment, agent, text)
+    assert response.status_code == 201, response.text
+    session_id = str(response.json()["id"])
+    # Keyword search finds it the moment it is committed, before any worker ran.
+    assert session_id in found_sessions(search(deployment, agent, "billing webhooks", "keyword"))
+    wait_until(
+        lambda: embedded_and_found(
+            deployment, agent, session_id, "how long are payment callbacks retried"
+        ),
+        EMBED_TIMEOUT,
+        "the capture's embedding by the worker",
+        interval=2.0,
+    )
+    hybrid = search(deployment, agent, "webhook retries", "hybrid")
+    assert session_id in found_sessions(hybrid)
+
+
+def test_beat_sends_the_sweeper_and_the_worker_runs_it(deployment):
+    beat_log = deployment.processes["beat"].log
+    worker_log = deployment.processes["worker"].log
+    wait_until(
+        lambda: "Sending due task sweep-enrichment" in beat_log.read_text(),
+        120,
+        "beat sending the sweeper",
+        log=beat_log,
+    )
+    wait_until(
+        lambda: re.search(
+            r"Task sessions\.tasks\.sweep\[[\w-]+\] succeeded", worker_log.read_text()
+        ),
+        120,
+        "the worker running the sweeper",
+        log=worker_log,
+    )
+    assert deployment.processes["beat"].running
