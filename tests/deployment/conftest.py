@@ -76,6 +76,7 @@ def deployment(deploy_root, image, postgres, redis_server):
     try:
         for service in ("web", "worker", "beat"):
             deploy.start(service)
+        deploy.supervise()
         deploy.wait_healthy()
         yield deploy
     finally:

@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,8 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.5, log=
     while time.monotonic() < deadline:
         try:
             last = predicate()
+        except AssertionError:
+            raise
         except Exception as exc:  # a server still starting refuses connections
             last = exc
         if last and not isinstance(last, Exception):
@@ -424,6 +427,10 @@ class Deployment:
     override_env: dict[str, str] = field(default_factory=dict)
     web_port: int = field(default_factory=free_port)
     processes: dict[str, Process] = field(default_factory=dict)
+    restarts: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _supervisor: threading.Thread | None = None
+    _closing: bool = False
 
     @property
     def var(self) -> Path:
@@ -457,6 +464,27 @@ class Deployment:
         assert isinstance(command, list), f"{service}: the exec form is expected"
         return [self.image.container_path(substitute(arg, env), self.var) for arg in command]
 
+    def supervise(self) -> None:
+        """Compose's ``restart: unless-stopped``: a service that exits without being stopped
+        is started again (after a second, as Docker's first back-off)."""
+
+        def watch():
+            while not self._closing:
+                time.sleep(1.0)
+                with self._lock:
+                    for service, process in list(self.processes.items()):
+                        policy = self.compose["services"][service].get("restart", "no")
+                        if process.running or policy not in ("unless-stopped", "always"):
+                            continue
+                        code = process.proc.returncode if process.proc else None
+                        self.restarts.append(service)
+                        with process.log.open("a") as log:
+                            log.write(f"[deployment test] {service} exited ({code}): restarted\n")
+                        process.start()
+
+        self._supervisor = threading.Thread(target=watch, name="restart-policy", daemon=True)
+        self._supervisor.start()
+
     def start(self, service: str, **overrides: str) -> Process:
         self.var.mkdir(parents=True, exist_ok=True)
         env = self.env(**overrides)
@@ -466,16 +494,22 @@ class Deployment:
             self.root / f"{service}.log",
             cwd=self.image.app,
             env=self.image.process_env(env, self.var),
-        ).start()
-        self.processes[service] = process
+        )
+        with self._lock:
+            self.processes[service] = process.start()
         return process
 
     def stop(self, service: str) -> None:
-        process = self.processes.pop(service, None)
+        """``docker compose stop SERVICE``: stopped, and not restarted by the policy."""
+        with self._lock:
+            process = self.processes.pop(service, None)
         if process:
             process.stop()
 
     def close(self) -> None:
+        self._closing = True
+        if self._supervisor is not None:
+            self._supervisor.join(5)
         for service in ("web", "beat", "worker"):
             self.stop(service)
 
@@ -500,8 +534,8 @@ class Deployment:
 
     def wait_healthy(self, timeout: float = START_TIMEOUT) -> dict:
         def healthy():
-            for name, process in self.processes.items():
-                if not process.running:
+            for name, process in list(self.processes.items()):
+                if not process.running and self._supervisor is None:
                     raise AssertionError(
                         f"{name} exited with {process.proc and process.proc.returncode}:\n"
                         f"{process.log.read_text()[-3000:]}"

@@ -6,13 +6,22 @@ The tests of this module share one deployment and run in order: the restarts com
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import uuid
 
 import pytest
 import requests
 
-from tests.deployment.harness import ADMIN_PASSWORD, SITE_HOST, wait_until
+from tests.deployment.harness import (
+    ADMIN_PASSWORD,
+    REPO_ROOT,
+    SITE_HOST,
+    PostgresServer,
+    pg_bin,
+    wait_until,
+)
 
 pytestmark = pytest.mark.deployment
 
@@ -189,3 +198,169 @@ def test_beat_sends_the_sweeper_and_the_worker_runs_it(deployment):
         log=worker_log,
     )
     assert deployment.processes["beat"].running
+
+
+# One subject per service, so that a search by meaning tells the captures apart.
+RESTART_CAPTURES = {
+    "web": "The nightly backup job copies the orders database to cold storage at 2am",
+    "worker": "Frontend builds use pnpm workspaces and vite for the analytics dashboard",
+    "beat": "The support rota rotates every Monday between four engineers",
+    "redis": "The Kubernetes cluster autoscaler adds nodes when pods stay pending",
+    "postgres": "Invoices are rendered to PDF with weasyprint and emailed to customers",
+}
+
+
+def restart(deployment, service: str) -> None:
+    if service in ("web", "worker", "beat"):
+        deployment.stop(service)
+        deployment.start(service)
+    elif service == "redis":
+        deployment.redis.start()
+    else:
+        deployment.postgres.start()
+
+
+def messages_of(deployment, agent, session_id: str) -> list[str]:
+    response = agent.get(
+        url(deployment, f"/api/v1/sessions/{session_id}/messages"), params={"limit": 100}
+    )
+    assert response.status_code == 200, response.text
+    return [m["content"] for m in response.json()["results"]]
+
+
+def test_stopping_and_starting_each_service_loses_no_captured_message(deployment, agent):
+    captured: dict[str, str] = {}  # session id -> its text
+    for service, text in RESTART_CAPTURES.items():
+        external_id = f"restart-{service}-{uuid.uuid4().hex[:8]}"
+        # Stop it (as `docker compose stop SERVICE`), capture while it is down, start it.
+        if service in ("web", "worker", "beat"):
+            deployment.stop(service)
+        elif service == "redis":
+            deployment.redis.stop()
+        else:
+            deployment.postgres.stop()
+        if service == "web":
+            with pytest.raises(requests.ConnectionError):
+                capture(deployment, agent, text, external_id)
+        elif service == "postgres":
+            refused = capture(deployment, agent, text, external_id)
+            assert refused.status_code == 503, refused.text
+            assert refused.headers["Retry-After"] == "30"
+        else:
+            # Without a worker, beat or Redis, capture goes on.
+            response = capture(deployment, agent, text, external_id)
+            assert response.status_code == 201, (service, response.text)
+            captured[str(response.json()["id"])] = text
+        restart(deployment, service)
+        deployment.wait_healthy()
+        if service in ("web", "postgres"):
+            # The client retries what failed, with the same external_id.
+            response = capture(deployment, agent, text, external_id)
+            assert response.status_code == 201, (service, response.text)
+            captured[str(response.json()["id"])] = text
+    assert len(captured) == len(RESTART_CAPTURES)
+    # A worker that loses Redis while it holds an unacknowledged task can exit ("Unrecoverable
+    # error", kombu 5.7); compose's restart policy, which the harness applies, brings it back.
+    print(f"restarted by the restart policy: {deployment.restarts or 'none'}")
+    for session_id, text in captured.items():
+        assert messages_of(deployment, agent, session_id) == [text, f"Noted: {text}"]
+        wait_until(
+            lambda session_id=session_id, text=text: embedded_and_found(
+                deployment, agent, session_id, text
+            ),
+            EMBED_TIMEOUT,
+            f"the embedding of {text!r}",
+            interval=2.0,
+        )
+
+
+def documented_block(marker: str) -> str:
+    """The shell block that follows ``<!-- marker... -->`` in docs/operations.md."""
+    text = (REPO_ROOT / "docs" / "operations.md").read_text()
+    match = re.search(rf"<!-- {marker}\b[^>]*-->\n```sh\n(.*?)```", text, re.S)
+    assert match, f"docs/operations.md has no {marker} block"
+    return match.group(1)
+
+
+def run_documented(marker: str, cwd, **env: str) -> None:
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", documented_block(marker)],
+        cwd=cwd,
+        env=dict(os.environ, PATH=f"{pg_bin()}:{os.environ['PATH']}", **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"{marker}:\n{result.stdout}\n{result.stderr}"
+
+
+def snapshot(deployment, agent) -> dict:
+    """What users see: the sessions with their messages, the memories, search answers."""
+    sessions = agent.get(url(deployment, "/api/v1/sessions"), params={"limit": 500}).json()
+    memories = agent.get(url(deployment, "/api/v1/memories"), params={"limit": 100}).json()
+    searches = {}
+    for q in ("webhook retries", "how are invoices sent to customers", "pnpm"):
+        searches[q] = [
+            (
+                r["session"]["id"] if isinstance(r["session"], dict) else r["session"],
+                r["message"]["seq"],
+                round(r["relevance"], 4),
+            )
+            for r in search(deployment, agent, q, "hybrid")
+        ]
+    return {
+        "sessions": sorted(
+            (s["id"], s["title"], tuple(messages_of(deployment, agent, s["id"])))
+            for s in sessions["results"]
+        ),
+        "memories": sorted((m["id"], m["type"], m["content"]) for m in memories["results"]),
+        "search": searches,
+    }
+
+
+def test_a_dump_of_the_running_deployment_restored_into_a_fresh_server_answers_the_same(
+    deployment, agent, deploy_root
+):
+    recorded = agent.post(
+        url(deployment, "/api/v1/memories"),
+        json={"type": "fact", "content": "The staging database is restored from backups weekly"},
+        timeout=60,
+    )
+    assert recorded.status_code == 201, recorded.text
+
+    def idle():
+        state = agent.get(url(deployment, "/api/v1/pipeline"), timeout=30).json()
+        return not state["messages"]["pending"] and not state["sessions"]["pending"]
+
+    wait_until(idle, EMBED_TIMEOUT, "the enrichment of every session", interval=2.0)
+    before = snapshot(deployment, agent)
+    assert len(before["sessions"]) >= 1 + len(RESTART_CAPTURES)
+    assert before["memories"] and all(before["search"].values())
+    dumps = deploy_root / "dumps"
+    dumps.mkdir()
+    app_url = deployment.env()["DATABASE_URL"]
+    run_documented("backup-procedure", dumps, DATABASE_URL=app_url)
+    (dump,) = dumps.glob("memoryapp-*.dump")
+
+    fresh = PostgresServer(deploy_root / "pg-restored").init()
+    original = deployment.postgres
+    try:
+        for service in ("web", "worker", "beat"):
+            deployment.stop(service)
+        deployment.postgres = fresh
+        run_documented(
+            "restore-procedure",
+            dumps,
+            DATABASE_URL=deployment.env()["DATABASE_URL"],
+            DUMP=dump.name,
+        )
+        for service in ("web", "worker", "beat"):
+            deployment.start(service)
+        deployment.wait_healthy()
+        after = snapshot(deployment, agent)
+        assert after == before
+    finally:
+        for service in ("web", "worker", "beat"):
+            deployment.stop(service)
+        deployment.postgres = original
+        fresh.stop()
