@@ -268,8 +268,8 @@ class RedisServer:
 # --- The application image and its processes --------------------------------------------
 
 
-def read_compose() -> dict:
-    return yaml.safe_load((REPO_ROOT / "docker-compose.yaml").read_text())
+def read_compose(source: Path = REPO_ROOT) -> dict:
+    return yaml.safe_load((source / "docker-compose.yaml").read_text())
 
 
 def substitute(value: str, env: dict[str, str]) -> str:
@@ -287,9 +287,9 @@ def substitute(value: str, env: dict[str, str]) -> str:
     return value.replace("$$", "$")
 
 
-def dockerfile_instructions() -> list[tuple[str, str]]:
+def dockerfile_instructions(source: Path = REPO_ROOT) -> list[tuple[str, str]]:
     """(instruction, arguments) of the Dockerfile, continuation lines joined."""
-    text = re.sub(r"\\\n\s*", " ", (REPO_ROOT / "Dockerfile").read_text())
+    text = re.sub(r"\\\n\s*", " ", (source / "Dockerfile").read_text())
     result = []
     for line in text.splitlines():
         line = line.strip()
@@ -312,11 +312,13 @@ def dockerfile_env(instructions) -> dict[str, str]:
 class Image:
     """The Dockerfile's image as a folder and an interpreter (see the module docstring)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, source: Path = REPO_ROOT):
+        """``source``: the checkout to build from (another release's, for an upgrade)."""
         self.root = root
+        self.source = source
         self.app = root / "app"  # the image's WORKDIR, /app
         self.venv = root / "venv"
-        self.instructions = dockerfile_instructions()
+        self.instructions = dockerfile_instructions(source)
         self.env = dockerfile_env(self.instructions)
 
     def container_path(self, value: str, var: Path) -> str:
@@ -333,7 +335,7 @@ class Image:
                 continue
             *sources, target = shlex.split(rest)
             for source in sources:
-                origin = REPO_ROOT / source
+                origin = self.source / source
                 destination = self.app / target.removeprefix("./")
                 if target.endswith("/") or len(sources) > 1:
                     destination = destination / origin.name
