@@ -16,6 +16,7 @@ RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorc
 
 COPY pyproject.toml README.md ./
 COPY memoryapp ./memoryapp
+COPY core ./core
 COPY memoryapp_client ./memoryapp_client
 COPY transcripts ./transcripts
 COPY protocol ./protocol

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: help run test lint format check migrate shell services-start services-stop services-status bench clean
+.PHONY: help run test deploy-test lint format check migrate shell services-start services-stop services-status bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ _test:
 	$(BIN)/python manage.py check --fail-level WARNING
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+deploy-test: $(STAMP)  ## only the team deployment test (tests/deployment; needs Debian's redis-server)
+	$(BIN)/python -m memoryapp.local.embedded exec -- $(BIN)/python -m pytest tests/deployment $(PYTEST_ARGS)
 
 lint: $(STAMP)  ## ruff check and format check only
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -1,6 +1,8 @@
 #!/bin/sh
 # The web container: migrate, make the first admin (once), then serve with gunicorn.
 set -e
+# The settings, PostgreSQL and Redis: one line naming the variable and exit 2 when one is wrong.
+python -m memoryapp.startup
 python manage.py migrate --noinput
 python manage.py bootstrap
 # The ONNX query encoder: made in the image; this only checks it is there.

@@ -1,6 +1,6 @@
-"""docker-compose.yaml and the Dockerfile cannot be run here (no Docker engine on these
-machines), so their structure is checked instead: the services, images, commands, health
-checks, volumes and environment the team deployment depends on."""
+"""The structure of docker-compose.yaml and the Dockerfile: the services, images, commands,
+health checks, volumes and environment the team deployment depends on. No Docker engine runs
+on these machines; tests/deployment runs the same commands and environment for real."""
 
 import os
 import re
