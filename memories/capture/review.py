@@ -198,6 +198,11 @@ def confirm(memory: Memory, *, by=None, reason: str = "") -> Memory:
     return current
 
 
-def pending_count(memories) -> int:
-    """How many of ``memories`` (a scoped queryset) wait for review."""
-    return memories.filter(status=MemoryStatus.PROPOSED).count()
+def pending_count(memories, at_most: int | None = None) -> int:
+    """How many of ``memories`` (a scoped queryset) wait for review; with ``at_most``, no
+    more than that is counted (reading at most that many ids: every page's menu shows it,
+    and must not count a whole table)."""
+    waiting = memories.filter(status=MemoryStatus.PROPOSED)
+    if at_most is None:
+        return waiting.count()
+    return len(waiting.values_list("pk", flat=True)[:at_most])

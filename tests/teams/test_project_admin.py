@@ -31,6 +31,7 @@ POLICY_FIELDS = [
     "redact_secrets",
     "redact_emails",
     "redact_phones",
+    "memory_review_threshold",
 ]
 
 
@@ -94,7 +95,7 @@ def test_the_change_form_shows_every_policy_with_its_help_and_the_preview(staff,
         assert f'name="{field}"' in html, field
         help_text = str(Project._meta.get_field(field).help_text)
         assert help_text[:40] in html, field  # the admin shows help text as written
-    for legend in ("Retention and trash", "Lifecycle", "Session size", "Privacy"):
+    for legend in ("Retention and trash", "Lifecycle", "Session size", "Privacy", "Memory review"):
         assert legend in html
     assert 'id="retention-preview"' in html and "web/admin-retention.js" in html
     assert "moves nothing to the trash" in html  # no retention yet

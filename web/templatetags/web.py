@@ -132,17 +132,27 @@ def first_line(text) -> str:
     return ""
 
 
+REVIEW_COUNT_CAP = 100  # the menu says "99+" beyond: every page shows it
+
+
 @register.simple_tag
-def review_waiting(workspace) -> int:
-    """How many memories of the workspace's project (or team) wait for review: the menu's
-    and the dashboard's count."""
+def review_waiting(workspace) -> str:
+    """How many memories of the workspace's project (or team) wait for review, as the menu
+    and the dashboard say it ("" for none, "99+" for many)."""
     from memories.capture.review import pending_count
     from memories.retrieve.query import visible
 
     if workspace is None or workspace.team is None:
-        return 0
+        return ""
     cached = getattr(workspace, "_review_waiting", None)
     if cached is None:
-        cached = pending_count(visible(workspace.project_access))
+        count = pending_count(visible(workspace.project_access), at_most=REVIEW_COUNT_CAP)
+        cached = (
+            ""
+            if not count
+            else f"{REVIEW_COUNT_CAP - 1}+"
+            if count >= REVIEW_COUNT_CAP
+            else str(count)
+        )
         workspace._review_waiting = cached
     return cached
