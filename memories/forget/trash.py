@@ -155,8 +155,12 @@ def restore(memory: Memory, *, by=None) -> Memory:
                 state="deleted",
                 recovery_deadline=deadline.isoformat(),
             )
+        # A newer memory in the trash still replaces it, as deleting the newer one left it
+        # superseded: restoring it must not bring back what the newer one replaced.
         superseded = MemoryLink.objects.filter(
-            target=current, kind=LinkKind.SUPERSEDES, source__status=MemoryStatus.ACTIVE
+            target=current,
+            kind=LinkKind.SUPERSEDES,
+            source__status__in=[MemoryStatus.ACTIVE, MemoryStatus.DELETED],
         ).exists()
         # Back to where it stood when it was deleted (proposed, rejected…), as its history
         # says; superseded if a newer memory still replaces it.
