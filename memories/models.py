@@ -26,7 +26,7 @@ from sessions.models import (
     Message,
     Session,
 )
-from teams.models import Project, Team, user_or_null
+from teams.models import Project, Team, Visibility, user_or_null
 
 # Longest content a memory may have: a memory is a statement, not a transcript.
 MAX_CONTENT_CHARS = 4000
@@ -119,6 +119,11 @@ class MemoryQuerySet(models.QuerySet):
 
 
 class Memory(models.Model):
+    # Its own owner and visibility; a 'summary' memory is team content once accepted
+    # (teams.access.Access.readable).
+    VISIBILITY_PATH = ""
+    SUMMARY_CONTENT = models.Q(status=MemoryStatus.ACTIVE)
+
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="memories", db_index=False
@@ -170,6 +175,13 @@ class Memory(models.Model):
     )
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.AGENT)
     created_by = user_or_null()
+    # Who reads it (teams.access.Access.scope; docs/visibility.md): its session's owner and
+    # visibility when extracted, the recorder's choice (default: the project's) when
+    # recorded. A 'summary' memory is read by the team once it is active (accepted).
+    owner = user_or_null()
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, db_default=Visibility.TEAM
+    )
     extractor = models.CharField(
         max_length=10, blank=True, help_text="offline or llm, for extracted memories."
     )
@@ -293,6 +305,8 @@ class Memory(models.Model):
 class MemoryEvidence(models.Model):
     """A message a memory came from (or was restated in): every memory links back to the
     exact turns behind it."""
+
+    VISIBILITY_PATH = "session__"  # a quote of its message, read as its session is
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
     memory = models.ForeignKey(

@@ -19,7 +19,9 @@ they call each kind of derived artefact:
   no session (memories recorded by agents or people) and names its people;
 - ``captured(sessions)``: sessions (rows) got new messages: a past day's material changed
   (a late capture, an import);
-- ``purge_expired(now)``: the daily purge; each kind empties its own trash.
+- ``purge_expired(now)``: the daily purge; each kind empties its own trash;
+- ``visibility_changed(session_ids)``: sessions got a new owner or visibility: what is
+  derived from them follows (docs/visibility.md).
 
 The apps that stand on this one (``memories``) register a ``Derived`` in their
 ``AppConfig.ready``; this app never imports them. Each hook returns how many rows of each
@@ -57,6 +59,9 @@ class Derived:
         return Counter()
 
     def purge_expired(self, now) -> Counter:
+        return Counter()
+
+    def visibility_changed(self, session_ids: list[int]) -> Counter:
         return Counter()
 
 
@@ -122,3 +127,8 @@ def captured(sessions: list) -> Counter:
 
 def purge_expired(now) -> Counter:
     return _each("purge_expired", now)
+
+
+def visibility_changed(session_ids: Iterable[int]) -> Counter:
+    ids = _ids(session_ids)
+    return _each("visibility_changed", ids) if ids else Counter()

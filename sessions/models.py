@@ -24,7 +24,7 @@ from django.db.models.functions import Cast, Left
 from django.utils import timezone
 from pgvector.django import BitField, HnswIndex, VectorField
 
-from teams.models import Project, Team, user_or_null
+from teams.models import Project, Team, Visibility, user_or_null
 from transcripts.registry import stored_formats
 
 EMBEDDING_DIMENSIONS = 384
@@ -213,6 +213,12 @@ class Session(Enrichable, TeamOwned):
     user_name = models.CharField(
         max_length=200, blank=True, help_text="The person the agent worked with, if known."
     )
+    # Who reads it (teams.access.Access.scope; docs/visibility.md). The owner is the person
+    # who captured it (signed in, or the person their token acts for); NULL: the team's.
+    owner = user_or_null()
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, db_default=Visibility.TEAM
+    )
     source_format = models.CharField(max_length=32, choices=source_formats, default=API_SOURCE)
     status = models.CharField(
         max_length=12, choices=SessionStatus.choices, default=SessionStatus.COMPLETED
@@ -258,6 +264,8 @@ class Session(Enrichable, TeamOwned):
 
     objects = SessionQuerySet.as_manager()
 
+    VISIBILITY_PATH = ""  # its own owner and visibility (teams.access.Access.readable)
+
     class Meta:
         ordering = ["-started_at", "-id"]
         constraints = [
@@ -301,6 +309,7 @@ class Session(Enrichable, TeamOwned):
 
 class Message(Enrichable, TeamOwned):
     session = _owned_by(Session, "messages")
+    VISIBILITY_PATH = "session__"  # read as its session is
     seq = models.PositiveIntegerField(help_text="Order within the session, from 0.")
     client_id = models.CharField(
         max_length=255, blank=True, help_text="The client's message id; a retry never duplicates."
@@ -396,6 +405,7 @@ class MessageChunk(TeamOwned):
     """A piece of a message with its vector; short messages have exactly one chunk."""
 
     session = _owned_by(Session, "chunks")
+    VISIBILITY_PATH = "session__"  # read as its session is
     message = _owned_by(Message, "chunks")
     index = models.PositiveSmallIntegerField(help_text="Position of the chunk in its message.")
     char_start = models.PositiveIntegerField()
@@ -441,6 +451,7 @@ class Entity(TeamOwned):
     """A thing a session touched, deduplicated per session by (type, normalised value)."""
 
     session = _owned_by(Session, "entities")
+    VISIBILITY_PATH = "session__"  # read as its session is
     message = models.ForeignKey(
         Message,
         null=True,

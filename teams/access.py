@@ -14,14 +14,24 @@ Some rows belong to the whole team rather than to one project (a memory of team 
 shared with every agent of the team): their model names them in ``TEAM_WIDE_ROWS`` (a
 ``Q``), and ``scope`` shows them from every project of the team.
 
-Another team's object is simply not in the querysets, so looking it up is a 404. A role too
-low for an action on a visible object is a 403: its existence is no secret to a teammate.
+Sessions, and what is derived from them, also have an owner and a visibility
+(docs/visibility.md). ``scope`` applies them too, for every model that names where they are
+(``VISIBILITY_PATH``: ``""`` on the row, ``"session__"`` through its session), at one of
+three levels of ``Reading``: the content (messages, memories, diaries: the default), the
+summary (a session's title, summary and topics), or the listing (that a session exists: the
+team's admins see all of them). ``visibility_sql`` writes the same rule for search's SQL, and
+``reading`` says how much of one session a caller reads.
+
+Another team's object is simply not in the querysets, so looking it up is a 404, and so is a
+teammate's session the caller may not read. A role too low for an action on a visible object
+is a 403: its existence is no secret to a teammate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
 from django.db.models import Q
 from django.utils import timezone
@@ -35,6 +45,7 @@ from teams.models import (
     Role,
     Team,
     TokenPermission,
+    Visibility,
     hash_token,
 )
 
@@ -74,6 +85,14 @@ def permission_needed(permission: str | None, role: str, has: tuple[str, ...]) -
         f"This API token lacks the '{permission}' permission; create a token with it on the "
         f"tokens page or with create_api_token --permissions {wanted}"
     )
+
+
+class Reading(StrEnum):
+    """How much of a row a scope asks for (docs/visibility.md)."""
+
+    CONTENT = "content"  # messages, memories, diary entries: team rows and the caller's own
+    SUMMARY = "summary"  # a session's title, summary, topics: also 'summary' sessions
+    LISTED = "listed"  # that a session exists: also every session of a team it administers
 
 
 class TokenPrincipal:
@@ -125,6 +144,9 @@ class Access:
     roles: Mapping[int, str] = field(default_factory=dict)  # team id → role (people)
     user: object = None
     token: ApiToken | None = None  # an agent's: its permissions stand for a role
+    # The person it reads as: the signed-in user, or the person a token acts for; None for a
+    # team token, which reads only what the team reads.
+    person_id: int | None = None
 
     @classmethod
     def for_request(cls, request) -> Access:
@@ -137,11 +159,12 @@ class Access:
                 project_ids=None if token.project_id is None else (token.project_id,),
                 user=user,
                 token=token,
+                person_id=token.person_id,
             )
         if not user.is_authenticated:
             return cls(user=user)
         roles = dict(Membership.objects.filter(user=user).values_list("team_id", "role"))
-        return cls(team_ids=tuple(sorted(roles)), roles=roles, user=user)
+        return cls(team_ids=tuple(sorted(roles)), roles=roles, user=user, person_id=user.pk)
 
     @property
     def is_agent(self) -> bool:
@@ -167,18 +190,72 @@ class Access:
         roles = {t: self.roles[t] for t in team_ids if t in self.roles}
         return replace(self, team_ids=team_ids, roles=roles)
 
-    def scope(self, queryset, project_field: str = "project_id"):
+    def scope(self, queryset, project_field: str = "project_id", reading=Reading.CONTENT):
         """Limit a queryset of a team-owned model to what this caller may see.
         ``project_field`` reaches a row's project (``"session__project_id"`` for a
         session's messages). The model's ``TEAM_WIDE_ROWS``, if it has them, are seen
-        from any project of their team."""
+        from any project of their team. A model with a ``VISIBILITY_PATH`` is limited to
+        the rows this caller reads at ``reading``."""
         queryset = queryset.filter(team_id__in=self.team_ids)
         if self.project_ids is not None:
             in_projects = Q(**{f"{project_field}__in": self.project_ids})
             team_wide = getattr(queryset.model, "TEAM_WIDE_ROWS", None)
             seen = in_projects if team_wide is None else in_projects | team_wide
             queryset = queryset.filter(seen)
+        readable = self.readable(queryset.model, reading)
+        if readable is not None:
+            queryset = queryset.filter(readable)
         return queryset
+
+    def readable(self, model, reading=Reading.CONTENT) -> Q | None:
+        """The rows of ``model`` this caller reads at ``reading`` (None: a model without
+        visibility). Its own rows always; 'team' rows always; 'summary' rows for the
+        summary and the listing, and for the content where the model says which
+        (``SUMMARY_CONTENT``: a memory once accepted); every row of a team it administers
+        for the listing."""
+        path = getattr(model, "VISIBILITY_PATH", None)
+        if path is None:
+            return None
+        visibility = f"{path}visibility"
+        if reading == Reading.CONTENT:
+            rows = Q(**{visibility: Visibility.TEAM})
+            summary_content = getattr(model, "SUMMARY_CONTENT", None)
+            if summary_content is not None:
+                rows |= Q(**{visibility: Visibility.SUMMARY}) & summary_content
+        else:
+            rows = ~Q(**{visibility: Visibility.PRIVATE})
+        if self.person_id is not None:
+            rows |= Q(**{f"{path}owner_id": self.person_id})
+        if reading == Reading.LISTED:
+            administered = self.where_can(Role.ADMIN).team_ids
+            if administered:
+                rows |= Q(team_id__in=administered)
+        return rows
+
+    def visibility_sql(self, alias: str, reading=Reading.CONTENT) -> tuple[str, list]:
+        """``readable`` for a session table aliased ``alias`` in SQL (search), with its
+        params: the content or the summary."""
+        if reading == Reading.CONTENT:
+            rows = f"{alias}.visibility = 'team'"
+        else:
+            rows = f"{alias}.visibility <> 'private'"
+        if self.person_id is None:
+            return rows, []
+        return f"({rows} OR {alias}.owner_id = %s)", [self.person_id]
+
+    def reading(self, row) -> Reading | None:
+        """How much of ``row`` (a session or memory this caller may list) it reads: all of
+        it (CONTENT), its summary (SUMMARY), or only that it exists (LISTED)."""
+        if row.visibility == Visibility.TEAM or (
+            self.person_id is not None and row.owner_id == self.person_id
+        ):
+            return Reading.CONTENT
+        if row.visibility == Visibility.SUMMARY:
+            return Reading.SUMMARY
+        return Reading.LISTED
+
+    def owns(self, row) -> bool:
+        return self.person_id is not None and row.owner_id == self.person_id
 
     def teams(self):
         return Team.objects.filter(pk__in=self.team_ids)

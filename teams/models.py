@@ -66,6 +66,23 @@ class QuotaAction(models.TextChoices):
     REFUSE = "refuse", "Refuse the capture"
 
 
+class Visibility(models.TextChoices):
+    """Who reads a session and what is derived from it (docs/visibility.md). The owner
+    always reads all of it; the team's admins always see that a session exists."""
+
+    PRIVATE = "private", "Private: only its owner reads it"
+    SUMMARY = "summary", "Summary: the team reads its title, summary, topics and accepted memories"
+    TEAM = "team", "Team: the whole team reads it"
+
+
+# From least to most visible: making something "more visible" moves up this order.
+VISIBILITY_RANK = {Visibility.PRIVATE: 0, Visibility.SUMMARY: 1, Visibility.TEAM: 2}
+
+
+def all_visibilities() -> list[str]:
+    return list(Visibility.values)
+
+
 class TokenPermission(models.TextChoices):
     """What an API token may do; a person's role decides it for people."""
 
@@ -242,6 +259,22 @@ class Project(models.Model):
         "uncertain 0.2. 0 uses every extracted memory at once; 1 reviews them all. "
         "Memories recorded on purpose by a person or an agent are always used at once.",
     )
+    default_visibility = models.CharField(
+        max_length=8,
+        choices=Visibility.choices,
+        default=Visibility.TEAM,
+        help_text="Who reads a new session of this project unless its capture or its token "
+        "asks otherwise: 'private' (its owner only; admins see that it exists), 'summary' "
+        "(the team reads its title, summary, topics and accepted memories) or 'team'. "
+        "A session captured by a token that acts for no person belongs to the team and "
+        "cannot be private: 'private' makes it 'summary'.",
+    )
+    allowed_visibilities = ArrayField(
+        models.CharField(max_length=8, choices=Visibility.choices),
+        default=all_visibilities,
+        help_text="The visibilities a session of this project may have (a capture, a token or "
+        "a person asking for another is refused). Must include the default.",
+    )
     directory = models.CharField(
         max_length=DIRECTORY_MAX_LENGTH,
         blank=True,
@@ -287,6 +320,10 @@ class Project(models.Model):
             raise ValidationError(
                 {"quota_warn_percent": "The warning must come at or before compaction."}
             )
+        if self.default_visibility not in (self.allowed_visibilities or []):
+            raise ValidationError(
+                {"default_visibility": "The default visibility must be one of the allowed ones."}
+            )
 
 
 TOKEN_PREFIX = "mem_"
@@ -330,6 +367,23 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=16, help_text="The visible start of the token.")
     token_hash = models.CharField(max_length=64)
     created_by = user_or_null()
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        help_text="The person this token acts for: its sessions are theirs, and it reads "
+        "their private sessions. Empty: a team token, whose sessions belong to the team.",
+    )
+    default_visibility = models.CharField(
+        max_length=8,
+        choices=Visibility.choices,
+        blank=True,
+        help_text="Visibility of the sessions this token captures when a capture does not "
+        "say. Empty: the project's default.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -356,10 +410,12 @@ class ApiToken(models.Model):
         name: str = "",
         created_by=None,
         permissions=None,
+        person=None,
+        default_visibility: str = "",
     ) -> tuple[ApiToken, str]:
         """Create a token for ``project``, or a team-level one for ``team`` (project None),
         with ``permissions``, else read and write; returns the row and the raw token, which
-        is never stored."""
+        is never stored. It acts for ``person`` (a member of the team), or for nobody."""
         if (project is None) == (team is None):
             raise ValueError("give a project, or a team (for a team-level token), not both")
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -371,6 +427,8 @@ class ApiToken(models.Model):
             prefix=raw[: len(TOKEN_PREFIX) + 8],
             token_hash=hash_token(raw),
             created_by=created_by,
+            person=person,
+            default_visibility=default_visibility,
         )
         return token, raw
 

@@ -18,7 +18,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.views import APIView
 
 from core.error_codes import ErrorCode
-from teams.access import Access
+from teams.access import Access, Reading
 from teams.directories import (
     DIRECTORY_HEADER,
     directory_of,
@@ -47,8 +47,16 @@ class ScopedMixin:
     def access(self) -> Access:
         return Access.for_request(self.request)
 
+    @property
+    def scope_reading(self) -> Reading:
+        """How much of its rows this request reads (teams.access.Reading): the content,
+        unless a view says less (a session's metadata for the team's admins)."""
+        return Reading.CONTENT
+
     def get_queryset(self):
-        return self.access.scope(self.base_queryset.all(), self.project_field)
+        return self.access.scope(
+            self.base_queryset.all(), self.project_field, reading=self.scope_reading
+        )
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authenticated first: 401 before 403

@@ -19,12 +19,14 @@ from pgvector.django import VectorField
 
 # The one definition of an embedding column's HNSW index (cosine, default build parameters).
 from sessions.models import EMBEDDING_DIMENSIONS, SEARCH_CONFIG, _embedding_index
-from teams.models import Project, Team
+from teams.models import Project, Team, Visibility, user_or_null
 
 SHARED = "_shared"  # the character whose entries every character of the person reads
 
 
 class DiaryEntry(models.Model):
+    VISIBILITY_PATH = ""  # its own owner and visibility (teams.access.Access.readable)
+
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="diary_entries", db_index=False
@@ -34,6 +36,12 @@ class DiaryEntry(models.Model):
         max_length=64, help_text=f"The session's agent_name, or {SHARED} for every character."
     )
     day = models.DateField(help_text="The day (UTC) it is about.")
+    # Who reads it (docs/visibility.md): the team ('team', from sessions the team reads), or
+    # only its owner ('private', distilled from that person's private sessions).
+    owner = user_or_null()
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, db_default=Visibility.TEAM
+    )
     happened = models.TextField(blank=True, help_text="What happened, one line per session.")
     decisions = ArrayField(models.TextField(), default=list, blank=True)
     preferences = ArrayField(models.TextField(), default=list, blank=True)

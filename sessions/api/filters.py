@@ -24,7 +24,9 @@ class SessionFiltersBackend(BaseFilterBackend):
             project = view.access.find_project(reference)
             if project is None:
                 return queryset.none()
-            queryset = view.access.narrowed(project=project).scope(queryset)
+            queryset = view.access.narrowed(project=project).scope(
+                queryset, reading=view.scope_reading
+            )
         else:  # a working directory, given or in the header (teams/viewsets.py)
-            queryset = view.read_access(reference).scope(queryset)
+            queryset = view.read_access(reference).scope(queryset, reading=view.scope_reading)
         return params.filters().apply(queryset)

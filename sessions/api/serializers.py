@@ -15,12 +15,15 @@ from rest_framework import serializers
 from rest_framework.utils.formatting import lazy_format
 
 from core.plain_input import PlainInputMixin
+from sessions import visibility
 from sessions.capture.session_text import redact_session_text
 from sessions.forget.archive import NOT_SETTABLE, set_lifecycle
 from sessions.forget.archive import SETTABLE as SETTABLE_LIFECYCLES
 from sessions.forget.lifecycle import recovery_deadline
 from sessions.forget.messages import tombstone_text
 from sessions.models import API_SOURCE, Lifecycle, Message, MessageRole, Session, SessionStatus
+from teams.access import Reading
+from teams.models import Visibility
 from transcripts import parse
 from transcripts.base import (
     ImportFormatError,
@@ -229,6 +232,13 @@ class SessionCaptureSerializer(StorableFieldsMixin, PlainInputMixin, serializers
         child=serializers.CharField(max_length=500), required=False, default=list
     )
     metadata = serializers.DictField(required=False, default=dict)
+    visibility = serializers.ChoiceField(
+        choices=Visibility.choices,
+        required=False,
+        help_text="Who reads a new session: 'private' (you only), 'summary' (the team reads "
+        "its title, summary, topics and accepted memories) or 'team'. Default: the token's, "
+        "else the project's. A session sent again keeps its own.",
+    )
     messages = MessageInSerializer(many=True, required=False)
     conversation = TranscriptTextField(
         required=False,
@@ -261,6 +271,7 @@ class SessionCaptureSerializer(StorableFieldsMixin, PlainInputMixin, serializers
     def to_parsed(self) -> ParsedSession:
         data = dict(self.validated_data)
         data.pop("project", None)
+        data.pop("visibility", None)
         conversation = data.pop("conversation", None)
         if conversation is not None:
             messages = self._conversation
@@ -326,10 +337,29 @@ class QuotaSerializer(serializers.Serializer):
     bytes_freed = serializers.IntegerField(help_text="what compaction freed (0 if none ran)")
 
 
+# What a caller who may not read a session's content is not shown of it (docs/visibility.md):
+# a 'summary' session's team reads its title, summary and topics; an admin looking at a
+# teammate's private session, only that it exists (title, owner, dates, size, lifecycle).
+WITHHELD = {
+    Reading.SUMMARY: {"artifacts": [], "metadata": {}},
+    Reading.LISTED: {"artifacts": [], "metadata": {}, "summary": "", "topics": []},
+}
+
+
 class SessionSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id", read_only=True)
     project = serializers.SerializerMethodField()
     recovery_deadline = serializers.SerializerMethodField()
+    owner = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        help_text="The person whose session it is; null: the team's.",
+    )
+    reading = serializers.SerializerMethodField(
+        help_text="How much of it you read: 'content' (all), 'summary' (its title, summary "
+        "and topics, not its messages) or 'listed' (only that it exists: an admin looking "
+        "at a teammate's private session)."
+    )
 
     class Meta:
         model = Session
@@ -358,8 +388,23 @@ class SessionSerializer(serializers.ModelSerializer):
             "updated_at",
             "deleted_at",
             "recovery_deadline",
+            "owner",
+            "visibility",
+            "reading",
         ]
         read_only_fields = fields
+
+    def _reading(self, session) -> Reading:
+        access = self.context.get("access")
+        return Reading.CONTENT if access is None else access.reading(session)
+
+    def get_reading(self, session) -> str:
+        return str(self._reading(session))
+
+    def to_representation(self, session):
+        data = super().to_representation(session)
+        data.update(WITHHELD.get(self._reading(session), {}))
+        return data
 
     def get_project(self, session) -> str:
         return f"{session.project.team.slug}/{session.project.slug}"
@@ -393,12 +438,31 @@ class SessionPatchSerializer(StorableFieldsMixin, PlainInputMixin, serializers.S
     topics = CsvOrListField(child=serializers.CharField(), required=False)
     artifacts = CsvOrListField(child=serializers.CharField(), required=False)
     metadata = serializers.DictField(required=False)
+    visibility = serializers.ChoiceField(
+        choices=Visibility.choices,
+        required=False,
+        help_text="Who reads it: its owner sets any visibility the project allows; an admin "
+        "may only make it less visible.",
+    )
 
     def validate_metadata(self, value):
         return clean_json(value)[0]
 
+    def validate(self, attrs):
+        access = self.context.get("access")
+        edits = set(attrs) - {"visibility", "lifecycle"}
+        if edits and access is not None and access.reading(self.instance) != Reading.CONTENT:
+            raise serializers.ValidationError(
+                {
+                    name: "only the session's owner edits a session you do not read"
+                    for name in sorted(edits)
+                }
+            )
+        return attrs
+
     def update(self, session: Session, validated_data: dict) -> Session:
         lifecycle = validated_data.pop("lifecycle", None)
+        new_visibility = validated_data.pop("visibility", None)
         redact_session_text(session.project, validated_data)
         metadata = validated_data.pop("metadata", None)
         with transaction.atomic():  # a refused lifecycle (in the trash) changes nothing
@@ -412,6 +476,8 @@ class SessionPatchSerializer(StorableFieldsMixin, PlainInputMixin, serializers.S
                 session.save(update_fields=[*validated_data, "updated_at"])
             if lifecycle is not None:
                 set_lifecycle(session, lifecycle, by=self.context.get("by"))
+            if new_visibility is not None:
+                visibility.change(self.context["access"], [session], new_visibility)
         return session
 
 

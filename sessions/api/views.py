@@ -23,6 +23,7 @@ from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from core.openapi import error
+from sessions import visibility
 from sessions.api.anonymize import (
     AnonymizeOutcomeSerializer,
     AnonymizeRequestSerializer,
@@ -74,6 +75,7 @@ from sessions.models import KEYWORD_VECTORS, Message, Session
 from sessions.portable.attachments import load_parsed as load_attachments
 from sessions.portable.session_export import FORMATS as EXPORT_FORMATS
 from sessions.portable.session_export import UnknownExportFormat, export_response
+from teams.access import Reading
 from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView, ScopedViewSet
 from transcripts import FORMATS, parse
@@ -105,14 +107,15 @@ def query_flag(request, name: str) -> bool:
         raise exceptions.ValidationError({name: f"must be true or false, not {raw!r}"}) from None
 
 
-def capture_file(project, data: bytes, **how) -> tuple[list, list]:
+def capture_file(project, data: bytes, ownership, **how) -> tuple[list, list]:
     """Read an uploaded transcript (``how``: the importers' ``parse`` options) and capture
-    its sessions; what the importer read is held to the columns' lengths first."""
+    its sessions, new ones with ``ownership``; what the importer read is held to the
+    columns' lengths first."""
     parsed = parse(data, **how)
     check_parsed_lengths(parsed)
     # One transaction: an export's memories that cannot be written undo its messages too.
     with transaction.atomic():
-        results = capture_sessions(project, parsed)
+        results = capture_sessions(project, parsed, ownership)
         for result, session in zip(results, parsed, strict=True):
             result.attachments = load_attachments(result.session, session)
     return parsed, results
@@ -157,6 +160,17 @@ class SessionViewSet(
         except Http404:
             raise SessionNotFound() from None
 
+    # What reads a session's messages; the rest (its metadata, retention, quota, deletion)
+    # the team's admins may do to a session they do not read (docs/visibility.md).
+    content_actions = frozenset({"messages", "pin_message", "export"})
+
+    @property
+    def scope_reading(self) -> Reading:
+        return Reading.CONTENT if self.action in self.content_actions else Reading.LISTED
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "access": self.access}
+
     def get_queryset(self):
         queryset = super().get_queryset()
         if self.action == "list":
@@ -191,8 +205,11 @@ class SessionViewSet(
         payload = SessionCaptureSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         project = self.resolve_project(payload.validated_data.get("project"))
-        result = capture_session(project, payload.to_parsed())
-        body = SessionSerializer(result.session).data
+        ownership = visibility.for_capture(
+            self.access, project, payload.validated_data.get("visibility")
+        )
+        result = capture_session(project, payload.to_parsed(), ownership)
+        body = SessionSerializer(result.session, context={"access": self.access}).data
         body["messages_added"] = len(result.added)
         body["duplicates_skipped"] = result.duplicates
         body["quota"] = result.quota.as_dict()
@@ -202,8 +219,9 @@ class SessionViewSet(
     def retrieve(self, request, *args, **kwargs):
         """The session (opening an archived one brings it back in full)."""
         session = self.get_object()
-        opened(session)
-        return Response(SessionSerializer(session).data)
+        if self.access.reading(session) == Reading.CONTENT:
+            opened(session)  # a read of its content keeps it (an admin's look does not)
+        return Response(self.get_serializer(session).data)
 
     @extend_schema(
         request=SessionPatchSerializer,
@@ -216,11 +234,14 @@ class SessionViewSet(
         session = self.get_object()
         self.require(Role.MEMBER, session.team_id)
         payload = SessionPatchSerializer(
-            session, data=request.data, partial=True, context={"by": request.user}
+            session,
+            data=request.data,
+            partial=True,
+            context={"by": request.user, "access": self.access},
         )
         payload.is_valid(raise_exception=True)
         payload.save()
-        return Response(SessionSerializer(session).data)
+        return Response(self.get_serializer(session).data)
 
     @extend_schema(
         parameters=[
@@ -263,7 +284,7 @@ class SessionViewSet(
                     f"(it is {session.lifecycle})",
                     {**ALIVE_STATE, "lifecycle": session.lifecycle},
                 )
-        return Response(SessionSerializer(session).data)
+        return Response(self.get_serializer(session).data)
 
     @extend_schema(
         request=AnonymizeRequestSerializer,
@@ -451,6 +472,12 @@ class ImportView(ScopedAPIView):
             ),
             OpenApiParameter("filename", OpenApiTypes.STR, description="helps detection"),
             OpenApiParameter("project", OpenApiTypes.STR, description="'team/project' or id"),
+            OpenApiParameter(
+                "visibility",
+                OpenApiTypes.STR,
+                enum=["private", "summary", "team"],
+                description="who reads the new sessions (default: the token's, else the project's)",
+            ),
         ],
         request={
             "multipart/form-data": OpenApiRequest(
@@ -475,8 +502,10 @@ class ImportView(ScopedAPIView):
         if not data:
             raise exceptions.ValidationError({"file": "the file is empty"})
         fmt = params.get("format") or request.POST.get("format") or None
+        asked = params.get("visibility") or request.POST.get("visibility")
+        ownership = visibility.for_capture(self.access, project, asked)
         parsed, results = capture_file(
-            project, data, filename=filename, format=fmt, unzip_limits=unzip_limits()
+            project, data, ownership, filename=filename, format=fmt, unzip_limits=unzip_limits()
         )
         return imported(parsed[0].source_format if parsed else (fmt or ""), results, parsed.skipped)
 
@@ -512,7 +541,10 @@ class EventsView(ScopedAPIView):
         project = self.resolve_project(request.query_params.get("project"))
         if not request.data:
             raise exceptions.ValidationError({"detail": "the body is empty: send NDJSON lines"})
-        parsed, results = capture_file(project, request.data, format="ndjson_events")
+        ownership = visibility.for_capture(
+            self.access, project, request.query_params.get("visibility")
+        )
+        parsed, results = capture_file(project, request.data, ownership, format="ndjson_events")
         return imported("ndjson_events", results, parsed.skipped)
 
 

@@ -36,7 +36,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.errors import DomainError
-from sessions import derived
+from sessions import derived, visibility
 from sessions.capture.bulk_insert import insert_rows
 from sessions.capture.keyword_context import index_context
 from sessions.capture.message_kind import kind_of
@@ -59,6 +59,7 @@ from sessions.models import (
     SessionStatus,
     new_public_id,
 )
+from sessions.visibility import Ownership
 from teams.models import Project
 from transcripts.base import ParsedMessage, ParsedSession
 from transcripts.sanitize import clean_json, clean_text
@@ -123,22 +124,34 @@ class CaptureResult:
         return quota_state(self.session.project, self.session.size_bytes, bytes_freed=freed)
 
 
-def capture_session(project: Project, parsed: ParsedSession) -> CaptureResult:
-    """Create the session (or find it by external id) and store its new messages."""
+def capture_session(
+    project: Project, parsed: ParsedSession, ownership: Ownership | None = None
+) -> CaptureResult:
+    """Create the session (or find it by external id) and store its new messages. A new
+    session gets ``ownership`` (default: the team's, at the project's default visibility);
+    one found again keeps its own."""
+    ownership = ownership or visibility.for_capture(None, project)
     with transaction.atomic():
         _lock_external_ids(project, [parsed.external_id])
-        result = _capture_in_transaction(project, parsed)
+        result = _capture_in_transaction(project, parsed, ownership)
         _late([result])
     _after_commit([result])
     return result
 
 
-def capture_sessions(project: Project, parsed_sessions: Iterable[ParsedSession]):
+def capture_sessions(
+    project: Project,
+    parsed_sessions: Iterable[ParsedSession],
+    ownership: Ownership | None = None,
+):
     """Several sessions (one imported file) in one transaction: all or nothing."""
     parsed_sessions = list(parsed_sessions)
+    ownership = ownership or visibility.for_capture(None, project)
     with transaction.atomic():
         _lock_external_ids(project, [parsed.external_id for parsed in parsed_sessions])
-        results = [_capture_in_transaction(project, parsed) for parsed in parsed_sessions]
+        results = [
+            _capture_in_transaction(project, parsed, ownership) for parsed in parsed_sessions
+        ]
         _late(results)
     _after_commit(results)
     return results
@@ -191,7 +204,9 @@ def _lock_external_ids(project: Project, external_ids: list[str]) -> None:
             )
 
 
-def _capture_in_transaction(project: Project, parsed: ParsedSession) -> CaptureResult:
+def _capture_in_transaction(
+    project: Project, parsed: ParsedSession, ownership: Ownership
+) -> CaptureResult:
     session = None
     if parsed.external_id:
         session = (
@@ -211,7 +226,7 @@ def _capture_in_transaction(project: Project, parsed: ParsedSession) -> CaptureR
         result = CaptureResult(session=session, created=False)
         _store_messages(result, parsed.messages, resend=True)
         return result
-    session = _create_session(project, parsed)
+    session = _create_session(project, parsed, ownership)
     result = CaptureResult(session=session, created=True)
     _store_messages(result, parsed.messages, resend=False)
     return result
@@ -255,13 +270,15 @@ def _session_fields(project: Project, parsed: ParsedSession) -> dict:
     }
 
 
-def _create_session(project: Project, parsed: ParsedSession) -> Session:
+def _create_session(project: Project, parsed: ParsedSession, ownership: Ownership) -> Session:
     """Insert a new session (its external id is free: the caller holds its advisory lock)."""
     fields = _session_fields(project, parsed)
     for _attempt in range(5):
         session = Session(
             team_id=project.team_id,
             project=project,
+            owner_id=ownership.owner_id,
+            visibility=ownership.visibility,
             external_id=parsed.external_id,
             public_id=new_public_id(fields["agent_name"], fields["started_at"]),
             **fields,

@@ -47,6 +47,7 @@ def tokens(request):
             team=workspace.team if project is None else None,
             name=form.cleaned_data["name"].strip(),
             created_by=request.user,
+            person=request.user,
             permissions=form.cleaned_data["permissions"],
         )
         created = {"token": token, "raw": raw}
