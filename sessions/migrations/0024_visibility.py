@@ -6,21 +6,38 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0023_source_format_choices_from_the_registry'),
+        ("agent_sessions", "0023_source_format_choices_from_the_registry"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='session',
-            name='owner',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="session",
+            name="owner",
+            field=models.ForeignKey(
+                blank=True,
+                db_index=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='session',
-            name='visibility',
-            field=models.CharField(choices=[('private', 'Private: only its owner reads it'), ('summary', 'Summary: the team reads its title, summary, topics and accepted memories'), ('team', 'Team: the whole team reads it')], db_default='team', max_length=8),
+            model_name="session",
+            name="visibility",
+            field=models.CharField(
+                choices=[
+                    ("private", "Private: only its owner reads it"),
+                    (
+                        "summary",
+                        "Summary: the team reads its title, summary, topics and accepted memories",
+                    ),
+                    ("team", "Team: the whole team reads it"),
+                ],
+                db_default="team",
+                max_length=8,
+            ),
         ),
     ]
