@@ -4,6 +4,8 @@ The lifecycle is changed by the actions, which go through the lifecycle (archivi
 message vectors, bringing back embeds them again), never by editing the column; edited text
 is redacted as capture redacts it."""
 
+from types import SimpleNamespace
+
 from django.contrib import admin
 
 from sessions import policy_admin  # noqa: F401 (registers the Project admin)
@@ -12,11 +14,17 @@ from sessions.enrich import pipeline
 from sessions.forget.archive import set_lifecycle
 from sessions.forget.lifecycle import LifecycleConflict
 from sessions.models import Entity, Lifecycle, Message, Session
+from teams.access import Access, Reading
 from teams.admin import TeamScopedAdmin
+
+# What an admin who does not read a session's content is not shown of it (its messages,
+# in the message admin, are not in their list at all).
+CONTENT_FIELDS = ("summary", "topics", "artifacts", "metadata", "enrichment_error")
 
 
 @admin.register(Session)
 class SessionAdmin(TeamScopedAdmin):
+    admin_reading = Reading.LISTED
     list_display = [
         "public_id",
         "project",
@@ -50,6 +58,18 @@ class SessionAdmin(TeamScopedAdmin):
     exclude = ["embedding"]
     list_select_related = ["project", "project__team"]
     actions = ["retry_enrichment", "archive", "bring_back"]
+
+    def get_exclude(self, request, obj=None):
+        excluded = list(super().get_exclude(request, obj) or [])
+        if obj is not None and not request.user.is_superuser:
+            access = Access.for_request(SimpleNamespace(user=request.user))
+            if access.reading(obj) != Reading.CONTENT:
+                excluded += CONTENT_FIELDS
+        return excluded
+
+    def get_readonly_fields(self, request, obj=None):
+        hidden = set(self.get_exclude(request, obj) or [])
+        return [f for f in super().get_readonly_fields(request, obj) if f not in hidden]
 
     def save_model(self, request, obj, form, change):
         text = {name: getattr(obj, name) for name in TEXT_FIELDS if name in form.changed_data}

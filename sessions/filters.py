@@ -36,6 +36,7 @@ from sessions.models import (
     SessionStatus,
     source_formats,
 )
+from teams.access import Access, Reading
 
 # A date alone is that day's midnight.
 DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
@@ -72,12 +73,27 @@ class Filters:
         object.__setattr__(self, "topic", self.topic.strip())
 
     @property
+    def reading_needed(self) -> Reading | None:
+        """How much of a session a caller must read for these filters to look at it: a
+        filter on its messages or entities needs the content, on its topics the summary
+        (docs/visibility.md). Otherwise a list of sessions an admin only sees exist, filtered
+        by an entity, would tell what their messages hold. None: metadata only."""
+        if self.role or self.entity or self.entity_type:
+            return Reading.CONTENT
+        return Reading.SUMMARY if self.topic else None
+
+    @property
     def narrows_messages(self) -> bool:
         """A message-level filter: the sessions' counts say nothing about it."""
         return bool(self.role)
 
-    def apply(self, sessions):
-        """``sessions`` (a Session queryset) narrowed by these filters."""
+    def apply(self, sessions, access: Access | None = None):
+        """``sessions`` (a Session queryset) narrowed by these filters; with ``access``, a
+        filter on what the caller must read to filter by (``reading_needed``) keeps only
+        sessions it reads that far."""
+        needed = self.reading_needed
+        if access is not None and needed is not None:
+            sessions = sessions.filter(access.readable(sessions.model, needed))
         exact = {
             "agent_name": self.agent,
             "workflow": self.workflow,

@@ -1,13 +1,18 @@
 """Admin for teams and API tokens (projects, with their policy, are in
 ``sessions/policy_admin.py``: their retention preview is the sessions' rules).
 
-Superusers see everything. A staff user who is not a superuser sees only the teams they
-administer (role admin or owner), here and in the sessions admin: another team's rows are
-not in the lists and their pages are 404.
+Superusers see everything: they run the server. A staff user who is not a superuser sees
+only the teams they administer (role admin or owner), here and in the sessions admin:
+another team's rows are not in the lists and their pages are 404; and only what the
+visibility rule lets them read (docs/visibility.md): a teammate's private session is listed
+(``admin_reading``), its messages, entities, memories and diary entries are not.
 """
+
+from types import SimpleNamespace
 
 from django.contrib import admin
 
+from teams.access import Access, Reading
 from teams.models import ApiToken, Membership, Role, Team
 
 
@@ -21,12 +26,20 @@ def administered_team_ids(user) -> list[int]:
 
 class TeamScopedAdmin(admin.ModelAdmin):
     team_field = "team_id"
+    #: how much of a row with a visibility this admin reads (sessions: that they exist)
+    admin_reading = Reading.CONTENT
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
         if request.user.is_superuser:
             return queryset
-        return queryset.filter(**{f"{self.team_field}__in": administered_team_ids(request.user)})
+        queryset = queryset.filter(
+            **{f"{self.team_field}__in": administered_team_ids(request.user)}
+        )
+        readable = Access.for_request(SimpleNamespace(user=request.user)).readable(
+            queryset.model, self.admin_reading
+        )
+        return queryset if readable is None else queryset.filter(readable)
 
 
 class MembershipInline(admin.TabularInline):

@@ -32,7 +32,7 @@ from sessions.forget.bulk import MAX_BULK, plan_bulk_delete, soft_delete_many
 from sessions.forget.messages import remove_message
 from sessions.forget.records import admin_records, criteria_of, record_state
 from sessions.models import DeletionRecord, Session
-from teams.access import role_needed
+from teams.access import Reading, role_needed
 from teams.models import Role
 from teams.viewsets import ScopedViewSet
 
@@ -145,7 +145,9 @@ class DeletionActions:
         if not admin.team_ids:
             raise exceptions.PermissionDenied(role_needed(Role.ADMIN))
         filters = payload.filters()
-        selected = filters.apply(admin.scope(Session.objects.all()))
+        # An admin deletes sessions they may only list (a teammate's private one), but
+        # filters on content reach only what they read (``Filters.reading_needed``).
+        selected = filters.apply(admin.scope(Session.objects.all(), reading=Reading.LISTED), admin)
         plan = plan_bulk_delete(selected, check=False)
         body = {
             "dry_run": data["dry_run"],

@@ -29,4 +29,4 @@ class SessionFiltersBackend(BaseFilterBackend):
             )
         else:  # a working directory, given or in the header (teams/viewsets.py)
             queryset = view.read_access(reference).scope(queryset, reading=view.scope_reading)
-        return params.filters().apply(queryset)
+        return params.filters().apply(queryset, view.access)
