@@ -82,9 +82,14 @@ def for_capture(access: Access | None, project: Project, asked: str | None = Non
                 "--for USER, or the tokens page) or ask for 'summary'"
             )
         return Ownership(owner_id, visibility)
-    visibility = (token.default_visibility if token is not None else "") or (
-        project.default_visibility
-    )
+    token_default = token.default_visibility if token is not None else ""
+    if token_default and token_default not in project.allowed_visibilities:
+        raise VisibilityError(
+            f"this API token's default visibility {token_default!r} is not allowed in project "
+            f"{project}, which allows {', '.join(project.allowed_visibilities)}: send "
+            "'visibility' with the capture, or use another token"
+        )
+    visibility = token_default or project.default_visibility
     if visibility == Visibility.PRIVATE and owner_id is None:
         visibility = Visibility.SUMMARY
     return Ownership(owner_id, visibility)

@@ -11,6 +11,9 @@ from rich.table import Table
 
 from sessions.capture.service import CaptureError, capture_sessions
 from sessions.management.console import progress_bar
+from sessions.visibility import Ownership, VisibilityError, for_capture
+from teams.access import Access
+from teams.models import Membership, Visibility
 from teams.services import ensure_team_and_project
 from transcripts import FORMATS, ImportFormatError, detect_format, parse, parse_path
 from transcripts.files import UNKNOWN_FORMAT, find_transcripts
@@ -35,8 +38,22 @@ class Command(BaseCommand):
             default=None,
             help=f"force a format instead of detecting it per file: {', '.join(FORMATS)}",
         )
+        parser.add_argument(
+            "--for",
+            dest="person",
+            metavar="USER",
+            default=None,
+            help="username of the team member the new sessions belong to (default: the team)",
+        )
+        parser.add_argument(
+            "--visibility",
+            choices=Visibility.values,
+            default=None,
+            help="who reads the new sessions: private (needs --for), summary or team "
+            "(default: the project's; docs/visibility.md)",
+        )
 
-    def handle(self, *args, paths, team, project, format, **options):
+    def handle(self, *args, paths, team, project, format, person, visibility, **options):
         console = Console(file=self.stdout._out, stderr=False)
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
@@ -45,6 +62,7 @@ class Command(BaseCommand):
             _, project_obj, _ = ensure_team_and_project(team, project)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        ownership = self._ownership(project_obj, person, visibility)
         files = list(find_transcripts(paths))
         if not files:
             raise CommandError("no transcript files found under the given paths")
@@ -65,7 +83,9 @@ class Command(BaseCommand):
             for path in files:
                 progress.update(task, description=f"importing {path.name}")
                 walked = path.resolve() not in explicit
-                rows.append(self._import_one(path, project_obj, format, totals, walked=walked))
+                rows.append(
+                    self._import_one(path, project_obj, ownership, format, totals, walked=walked)
+                )
                 progress.advance(task)
         elapsed = time.perf_counter() - started
 
@@ -87,7 +107,29 @@ class Command(BaseCommand):
         if totals["failed"]:
             raise CommandError(f"{totals['failed']} file(s) failed; see the table above")
 
-    def _import_one(self, path: Path, project, fmt, totals, *, walked: bool) -> tuple[str, ...]:
+    def _ownership(self, project, username: str | None, asked: str | None) -> Ownership:
+        """Whose the new sessions are (``--for``: a member of the team) and who reads them."""
+        person_id = None
+        if username is not None:
+            member = Membership.objects.filter(
+                team_id=project.team_id, user__username=username
+            ).first()
+            if member is None:
+                raise CommandError(
+                    f"{username!r} is not a member of team {project.team.slug}; add them in "
+                    "the admin first, or import for the team (leave out --for)"
+                )
+            person_id = member.user_id
+        try:
+            return for_capture(
+                Access(team_ids=(project.team_id,), person_id=person_id), project, asked
+            )
+        except VisibilityError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _import_one(
+        self, path: Path, project, ownership, fmt, totals, *, walked: bool
+    ) -> tuple[str, ...]:
         if walked and not fmt and path.is_file():
             # Found inside a folder (a README, a config file…): skip what is no transcript.
             try:
@@ -104,7 +146,7 @@ class Command(BaseCommand):
                 if fmt
                 else (parse_path(path))
             )
-            results = capture_sessions(project, parsed)
+            results = capture_sessions(project, parsed, ownership)
         except (ImportFormatError, CaptureError, OSError) as exc:
             totals["failed"] += 1
             return (str(path), "[red]failed", "0", "0", "0", str(exc))

@@ -49,3 +49,34 @@ def test_a_broken_file_fails_alone_with_its_reason(tmp_path, shared_dir):
 def test_missing_paths_are_refused(tmp_path):
     with pytest.raises(CommandError, match="no such file or folder"):
         run(tmp_path / "nope")
+
+
+def test_sessions_imported_for_a_member_are_theirs_at_the_visibility_asked(tmp_path, shared_dir):
+    from teams.models import Membership, Role, Team
+    from tests.factories import UserFactory
+
+    sample = tmp_path / "raze.jsonl"
+    sample.write_bytes((shared_dir / "samples" / "claude_code" / "raze.jsonl").read_bytes())
+    run_for = ["--team", "acme", "--project", "web"]
+    with pytest.raises(CommandError, match="not a member of team acme"):
+        call_command("import_sessions", str(sample), *run_for, "--for", "nobody", stdout=StringIO())
+    with pytest.raises(CommandError, match="cannot be private"):
+        call_command(
+            "import_sessions", str(sample), *run_for, "--visibility", "private", stdout=StringIO()
+        )
+    assert not Session.objects.exists()  # refused before anything was read
+    person = UserFactory(username="ada")
+    Membership.objects.create(team=Team.objects.get(slug="acme"), user=person, role=Role.MEMBER)
+    call_command(
+        "import_sessions",
+        str(sample),
+        *run_for,
+        "--for",
+        "ada",
+        "--visibility",
+        "private",
+        stdout=StringIO(),
+    )
+    assert list(Session.objects.values_list("owner__username", "visibility")) == [
+        ("ada", "private")
+    ]
