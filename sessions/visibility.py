@@ -49,6 +49,12 @@ class Ownership:
     owner_id: int | None
     visibility: str
 
+    def may_extend(self, session: Session) -> bool:
+        """Whether a capture with this ownership may add to ``session``, found again by its
+        external id: the team's sessions, and its own (not a teammate's private or summary
+        one, whose messages it may not read)."""
+        return session.visibility == Visibility.TEAM or session.owner_id == self.owner_id
+
 
 def checked(value: str) -> str:
     """``value`` as a visibility, or a 400 naming the choices."""

@@ -221,6 +221,12 @@ def _capture_in_transaction(
                 "trash; restore it before capturing it again",
                 status=409,
             )
+        if not ownership.may_extend(session):
+            raise CaptureError(
+                f"external id {parsed.external_id!r} belongs to a session you cannot add to "
+                "(another person's, not shared with the team); send another external id",
+                status=409,
+            )
         session.project = project  # already known: saves a query in _store_messages
         _update_fields(session, parsed)
         result = CaptureResult(session=session, created=False)

@@ -96,3 +96,25 @@ def test_the_owner_finds_it_by_the_same_filters(private):
     for probe in ({"entity": SECRET}, {"topic": "ledger"}, {"role": "user"}):
         found = api.get("/api/v1/sessions", probe).json()["results"]
         assert [s["id"] for s in found] == [private.public_id], probe
+
+
+def test_a_capture_cannot_add_to_a_teammates_private_session_by_its_external_id(project):
+    owner = MembershipFactory(team=project.team, role=Role.MEMBER).user
+    teammate = MembershipFactory(team=project.team, role=Role.MEMBER).user
+    body = {
+        "project": f"{project.team.slug}/{project.slug}",
+        "external_id": "run-1",
+        "agent_name": "claude",
+        "visibility": "private",
+        "messages": [{"role": "user", "content": "mine"}],
+    }
+    assert client_for(owner).post("/api/v1/sessions", body, format="json").status_code == 201
+    again = {**body, "messages": [*body["messages"], {"role": "user", "content": "planted"}]}
+    refused = client_for(teammate).post("/api/v1/sessions", again, format="json")
+    assert refused.status_code == 409 and "cannot add to" in refused.json()["detail"]
+    assert "mine" not in refused.content.decode()
+    session = Session.objects.get(external_id="run-1")
+    assert list(session.messages.values_list("content", flat=True)) == ["mine"]
+    # The owner sends it again: it is theirs to extend.
+    assert client_for(owner).post("/api/v1/sessions", again, format="json").status_code == 200
+    assert session.messages.count() == 2
