@@ -3,7 +3,8 @@ linear ranker of ``search/learned.py`` on them, validate it against the hand-set
 the same pools, and (with ``--write``) ship it.
 
 **export** ingests the sets of ``bench/retrieval.py`` (LoCoMo, the LongMemEval sample, the
-coding question set, locomo-chat; into ``--keep DIR``, reused when already there), asks
+coding question set, locomo-chat; the held-out coding-dev set only when named in ``--sets``;
+into ``--keep DIR``, reused when already there), asks
 each question through ``GET /api/v1/search`` as that bench does (hybrid, 20 results) and
 keeps, per question, every candidate search scored (the raw fields ``search/learned.py``
 makes its features from), the authors the question names, its intent, the hand-set order
@@ -125,6 +126,7 @@ def group_of(set_name: str, unit_team: str) -> str:
 def export(args) -> list[dict]:
     from bench.harness import django_on_embedded_servers
     from bench.retrieval import (
+        CodingDevSet,
         CodingSet,
         Ingested,
         LocomoChatSet,
@@ -133,7 +135,7 @@ def export(args) -> list[dict]:
         parse_range,
     )
     from bench.retrieval_api import analyze, stored_messages
-    from bench.retrieval_sets import CODING_QUESTIONS
+    from bench.retrieval_sets import CODING_DEV_QUESTIONS, CODING_QUESTIONS
 
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     rows: list[dict] = []
@@ -146,6 +148,7 @@ def export(args) -> list[dict]:
             "locomo-chat": lambda: LocomoChatSet(parse_range(args.conversations)),
             "longmemeval": LongMemEvalSet,
             "coding": lambda: CodingSet(CODING_QUESTIONS),
+            "coding-dev": lambda: CodingDevSet(CODING_DEV_QUESTIONS),
         }
         benches = [makers[name]() for name in names]
         ingested = Ingested(args.keep.resolve())
@@ -156,7 +159,7 @@ def export(args) -> list[dict]:
         seen, undo = spy_pools()
         try:
             for bench in benches:
-                if bench.name == "coding":
+                if isinstance(bench, CodingSet):
                     messages = stored_messages(bench.project)
                     questions = bench.resolve(messages)
                     ids = Message.objects.filter(session__project=bench.project).values_list(
@@ -164,7 +167,8 @@ def export(args) -> list[dict]:
                     )
                     keys = {i: f"{sid}:{seq}" for i, sid, seq in ids}
                     raw = {q["id"]: q["source"] for q in bench.raw_questions}
-                    units = [(f"coding:{raw[q.id]}", bench.client, keys, [q]) for q in questions]
+                    group = f"{bench.name}:"  # "coding:<source>" as before; "coding-dev:<source>"
+                    units = [(group + raw[q.id], bench.client, keys, [q]) for q in questions]
                 else:
                     units = []
                     for unit, (project, client) in zip(bench.units, bench.clients, strict=True):

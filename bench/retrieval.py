@@ -16,17 +16,20 @@ search API, with BM25 and dense baselines over the same texts in the same run.
   ``bench/coding_questions.yaml``, whose gold (a substring) must match exactly one stored
   message of the question's source file. Message recall@1/@5/@10 and MRR per category.
 
-Asked for by name only (``--sets locomo-chat``): **locomo-chat**, LoCoMo as people chat
-(``bench/retrieval_sets.py``): each turn sent sentence by sentence, handles for names, the
+Asked for by name only (``--sets locomo-chat,coding-dev``): **locomo-chat**, LoCoMo as people
+chat (``bench/retrieval_sets.py``): each turn sent sentence by sentence, handles for names, the
 second speaker in lower case; LoCoMo's questions, a turn found when any of its messages is;
-no context recall.
+no context recall. **coding-dev** (held out, issue 39): as **coding**, on the eight real
+coding-agent transcripts of ``shared/data/memory_dev/transcripts`` imported into their own
+team + project, with the questions of ``bench/coding_questions_dev.yaml``; no ranking was
+tuned on them.
 
 Baselines rank the same messages (LoCoMo: "<speaker>: <text>"; the others: the content):
 BM25, BM25 over PostgreSQL's English lexemes (``bm25-en``) and dense-only exact cosine with the
 product's model over each message's first 256 word pieces (the product embeds long messages
 in several chunks). A session is ranked by its best message, for every system alike.
 
-    .venv/bin/python bench/retrieval.py [--sets locomo,longmemeval,coding]
+    .venv/bin/python bench/retrieval.py [--sets locomo,longmemeval,coding,coding-dev]
         [--conversations 0-9] [--keep DIR] [--json FILE] [--no-baselines] [--no-context]
 
 ``--keep DIR`` keeps the ingested, embedded database in DIR: a second run with the same DIR
@@ -54,7 +57,9 @@ from bench import retrieval_api as api
 from bench.harness import django_on_embedded_servers, percentile
 from bench.retrieval_scoring import baseline_rankings, score, table
 from bench.retrieval_sets import (
+    CODING_DEV_QUESTIONS,
     CODING_QUESTIONS,
+    DEV_TRANSCRIPTS,
     SAMPLES,
     Question,
     Unit,
@@ -68,8 +73,9 @@ from bench.retrieval_sets import (
 )
 
 SETS = ("locomo", "longmemeval", "coding")
-# Asked for by name only (--sets locomo-chat): LoCoMo as people chat (retrieval_sets.py).
-EXTRA_SETS = ("locomo-chat",)
+# Asked for by name only (--sets locomo-chat,coding-dev): LoCoMo as people chat
+# (retrieval_sets.py); the held-out coding questions on the memory_dev transcripts.
+EXTRA_SETS = ("locomo-chat", "coding-dev")
 MARKER = "retrieval-ingested.json"
 CONTEXT_BUDGETS = (1000, 4000)
 
@@ -237,12 +243,13 @@ class CodingSet:
 
     name = "coding"
     team = project_slug = "coding"
+    root = SAMPLES  # the transcripts imported, and what a question's source is relative to
     ks = (1, 5, 10)
     headline_parts = ("all",)
 
     def __init__(self, questions_file: Path):
         self.questions_file = questions_file
-        self.raw_questions = load_coding_questions(questions_file)
+        self.raw_questions = load_coding_questions(questions_file, self.root)
 
     def prepare(self, ingested: Ingested) -> float:
         self.project, self.client = api.project_client(self.team, self.project_slug)
@@ -250,8 +257,8 @@ class CodingSet:
         if self.sources:
             return 0.0
         self.sources = {
-            str(path.relative_to(SAMPLES)): api.import_file(self.client, path)
-            for path in sample_transcripts()
+            str(path.relative_to(self.root)): api.import_file(self.client, path)
+            for path in sample_transcripts(self.root)
         }
         seconds = api.run_pipeline()
         ingested.add(self.team, self.sources)
@@ -310,6 +317,15 @@ class CodingSet:
         return {"rows": rows, "latency": latency(latencies), "messages": len(messages)}
 
 
+class CodingDevSet(CodingSet):
+    """Held out (issue 39): the memory_dev coding-agent transcripts imported into their own
+    project; the questions of ``bench/coding_questions_dev.yaml``."""
+
+    name = "coding-dev"
+    team = project_slug = "coding-dev"
+    root = DEV_TRANSCRIPTS
+
+
 def parse_range(text: str) -> list[int]:
     if "-" in text:
         first, last = text.split("-")
@@ -322,7 +338,7 @@ def report(benches: list, results: dict) -> None:
         result = results[bench.name]
         rows = result.pop("rows")
         result["lines"] = table(f"{bench.name} (mode {result['mode']})", rows, bench.metrics())
-        if bench.name != "coding":  # the coding set's failures are not for tuning to
+        if not isinstance(bench, CodingSet):  # the coding sets' failures are not for tuning to
             result["questions"] = {system: parts["all"] for system, parts in rows.items()}
         lat = result["latency"]
         print(
@@ -370,6 +386,12 @@ def main() -> None:
     parser.add_argument(
         "--coding-questions", type=Path, default=CODING_QUESTIONS, help="the coding question set"
     )
+    parser.add_argument(
+        "--coding-dev-questions",
+        type=Path,
+        default=CODING_DEV_QUESTIONS,
+        help="the held-out coding question set (coding-dev)",
+    )
     args = parser.parse_args()
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = set(names) - set(SETS + EXTRA_SETS)
@@ -388,6 +410,7 @@ def main() -> None:
             "locomo-chat": lambda: LocomoChatSet(parse_range(args.conversations)),
             "longmemeval": LongMemEvalSet,
             "coding": lambda: CodingSet(args.coding_questions),
+            "coding-dev": lambda: CodingDevSet(args.coding_dev_questions),
         }
         benches = [makers[name]() for name in names]  # every file read before any ingestion
         ingested = Ingested(args.keep)

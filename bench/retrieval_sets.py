@@ -3,12 +3,16 @@
 A captured set (LoCoMo, the LongMemEval sample) is a list of ``Unit``: one team + project,
 its sessions as ``POST /api/v1/sessions`` bodies, and its questions. Every message carries a
 client id ``<session key>:<turn>``, so a ranked message maps back to its turn and its session
-(``session_key``). The coding set is imported from transcript files instead: its gold is
-found in the stored messages after the import (``bench/retrieval.py``).
+(``session_key``). The coding sets are imported from transcript files instead: their gold is
+found in the stored messages after the import (``bench/retrieval.py``). ``coding`` asks about
+the transcripts of ``shared/samples``; ``coding-dev`` (held out, issue 39) about the eight
+real coding-agent transcripts of ``shared/data/memory_dev`` that no ranking was tuned on.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 import zlib
@@ -24,6 +28,8 @@ LONGMEMEVAL_FILE = (
 )
 SAMPLES = SHARED / "samples"
 CODING_QUESTIONS = REPO_ROOT / "bench" / "coding_questions.yaml"
+DEV_TRANSCRIPTS = SHARED / "data" / "memory_dev" / "transcripts"
+CODING_DEV_QUESTIONS = REPO_ROOT / "bench" / "coding_questions_dev.yaml"
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TUNE, HOLDOUT = range(0, 5), range(5, 10)
@@ -290,20 +296,21 @@ def longmemeval_units(data: list[dict] | None = None) -> list[Unit]:
 # --- coding transcripts ------------------------------------------------------------------
 
 
-def sample_transcripts() -> list[Path]:
-    """Every transcript of ``shared/samples`` the CLI would upload (an aider input history
-    goes with its chat history, never alone)."""
+def sample_transcripts(root: Path = SAMPLES) -> list[Path]:
+    """Every transcript under ``root`` (``shared/samples`` by default) the CLI would upload
+    (an aider input history goes with its chat history, never alone)."""
     from transcripts.files import find_transcripts
 
     return [
         p
-        for p in find_transcripts([SAMPLES])
-        if p.name != "README.md" and p.parent != SAMPLES and "LICENSE" not in p.name
+        for p in find_transcripts([root])
+        if p.name != "README.md" and p.parent != root and "LICENSE" not in p.name
     ]
 
 
-def load_coding_questions(path: Path = CODING_QUESTIONS) -> list[dict]:
-    """The coding question set, checked: fields, category, a source that exists."""
+def load_coding_questions(path: Path = CODING_QUESTIONS, root: Path = SAMPLES) -> list[dict]:
+    """A coding question set, checked: fields, category, a source that exists under ``root``
+    (``SAMPLES`` for ``coding``, ``DEV_TRANSCRIPTS`` for ``coding-dev``)."""
     import yaml
 
     questions = yaml.safe_load(path.read_text())
@@ -320,8 +327,37 @@ def load_coding_questions(path: Path = CODING_QUESTIONS) -> list[dict]:
         seen.add(q["id"])
         if q["category"] not in CODING_CATEGORIES:
             raise SystemExit(f"{where}: category {q['category']!r} not in {CODING_CATEGORIES}")
-        if not (SAMPLES / q["source"]).is_file():
-            raise SystemExit(f"{where}: no sample file {q['source']}")
+        if not (root / q["source"]).is_file():
+            raise SystemExit(f"{where}: no sample file {q['source']} under {root}")
         if not isinstance(q["gold"], list) or not all(isinstance(g, str) and g for g in q["gold"]):
             raise SystemExit(f"{where}: gold must be a list of non-empty strings")
+        q["gold"] = [resolve_gold(g, root / q["source"], where) for g in q["gold"]]
     return questions
+
+
+GOLD_REFERENCE = re.compile(r"m(\d+):(\d+)-(\d+):([0-9a-f]{12})")
+
+
+@functools.cache
+def _message_texts(path: Path) -> tuple[str, ...]:
+    from transcripts import parse_path
+
+    return tuple(m.content for session in parse_path(path) for m in session.messages)
+
+
+def resolve_gold(gold: str, path: Path, where: str = "") -> str:
+    """A gold as the text it names: a reference ``m<index>:<start>-<end>:<sha256 prefix>``
+    (bench/coding_questions_dev.yaml: that set names where its answer is, not the answer, as
+    its transcripts ask) is read from the transcript and checked against its hash; any other
+    gold is the text itself."""
+    reference = GOLD_REFERENCE.fullmatch(gold)
+    if reference is None:
+        return gold
+    index, start, end, digest = reference.groups()
+    texts = _message_texts(path)
+    if int(index) >= len(texts):
+        raise SystemExit(f"{where}: {gold}: {path.name} has {len(texts)} messages")
+    span = texts[int(index)][int(start) : int(end)]
+    if hashlib.sha256(span.encode()).hexdigest()[:12] != digest:
+        raise SystemExit(f"{where}: {gold}: the text there changed (an importer change?)")
+    return span
