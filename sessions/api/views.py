@@ -160,9 +160,10 @@ class SessionViewSet(
         except Http404:
             raise SessionNotFound() from None
 
-    # What reads a session's messages; the rest (its metadata, retention, quota, deletion)
-    # the team's admins may do to a session they do not read (docs/visibility.md).
-    content_actions = frozenset({"messages", "pin_message", "export"})
+    # What reads or edits a session's messages; the rest (its metadata, retention, quota,
+    # deleting the whole session) the team's admins may do to a session they do not read
+    # (docs/visibility.md).
+    content_actions = frozenset({"messages", "pin_message", "remove_message", "export"})
 
     @property
     def scope_reading(self) -> Reading:
