@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import time
 from collections import Counter
@@ -177,6 +178,33 @@ def report(rows: dict[str, list[Row]], args, info: dict) -> None:
         f"| private / team | {ratios[0]:.2f} | {ratios[1]:.2f} | {ratios[2]:.2f} | "
         f"{ratios[3]:.2f} | |"
     )
+    paired = {
+        kind: statistics.median(
+            p / t
+            for p, t in zip(
+                (getattr(r, field) for r in rows["private"]),
+                (getattr(r, field) for r in rows["team"]),
+                strict=True,
+            )
+        )
+        for kind, field in (("search", "ms"), ("context", "context_ms"))
+    }
+    print(
+        f"| private / team, same question (median of the ratios) | {paired['search']:.2f} | | "
+        f"{paired['context']:.2f} | | |"
+    )
+    print()
+    print("p50 of each round (search, context):")
+    for variant in VARIANTS:
+        per_round = [
+            rows[variant][i : i + args.queries] for i in range(0, len(rows[variant]), args.queries)
+        ]
+        figures_of = ", ".join(
+            f"{percentile([r.ms for r in part], 0.5):.0f}/"
+            f"{percentile([r.context_ms for r in part], 0.5):.0f}"
+            for part in per_round
+        )
+        print(f"- {variant}: {figures_of} ms")
     print()
     print(f"results from a private session in the private passes: {info['leaks']}")
 
