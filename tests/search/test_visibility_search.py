@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from search import keyword
+from search import keyword, tuning
 from search.service import SearchRequest, search
 from search.speed import team_indexes
 from sessions import visibility
@@ -121,9 +121,9 @@ def unreadable_by_bob(world) -> set[int]:
     return {world[k].pk for k in ("private_auth", "private_deploy", "summary")}
 
 
-def found(access, query, **options) -> tuple[str, list[tuple[int, float]]]:
+def found(access, query, limit=20, **options) -> tuple[str, list[tuple[int, float]]]:
     """The vector path, and each hit's message and relevance, best first."""
-    result = search(access, SearchRequest(query, limit=20, **options))
+    result = search(access, SearchRequest(query, limit=limit, **options))
     return result.vector_path, [(h.message.pk, h.relevance) for h in result.hits]
 
 
@@ -360,3 +360,32 @@ def test_an_alias_said_in_a_private_session_does_not_change_a_teammates_search(p
     Session.objects.filter(pk=private.pk).delete()
     keyword._documents_cache.clear()
     assert found(person(bob, project), question) == with_private
+
+
+# A teammate's scope that is a small share of the team is not sent to the team's graph.
+NEAR_COPY_PATHS = {"hnsw": "hnsw", "team-hnsw": "quantized"}
+
+
+@pytest.mark.parametrize("path", list(NEAR_COPY_PATHS))
+def test_private_near_copies_around_the_query_never_leave_a_teammate_short(
+    project, alice, bob, monkeypatch, path
+):
+    """The graph paths fetch the nearest chunks of the whole team, then keep what the
+    caller reads: when a teammate's private sessions hold every one of them, the page is
+    filled from what the caller reads (the fallback), as many hits as without them."""
+    ours = [capture(project, [(role, text)]) for role, text in (*DEPLOY, *AUTH)]
+    for i in range(16):
+        note = f"Deploying the release to production, take {i}: shipped to production."
+        capture(project, [("user", note)] * 10, alice, Visibility.PRIVATE)
+    embed_all()
+    question = "deploying the release to production"
+    approximate_path(monkeypatch, path)
+    # A pool of 15 messages: the graph is asked for 90 chunks, all of them Alice's.
+    monkeypatch.setattr(tuning, "MIN_POOL", 1)
+    vector_path, his = found(person(bob, project), question, limit=3, mode="semantic")
+    assert vector_path == NEAR_COPY_PATHS[path]
+    readable = {m for s in ours for m in s.messages.values_list("pk", flat=True)}
+    assert len(his) == 3 and {m for m, _ in his} <= readable
+    monkeypatch.setattr(tuning, "EXACT_SCAN_MAX_CHUNKS", 10**9)
+    _, exact = found(person(bob, project), question, limit=3, mode="semantic")
+    assert his == exact
