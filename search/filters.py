@@ -1,10 +1,13 @@
 """The SQL ``WHERE`` of a search: the caller's scope and filters, as ``Filters.apply`` says
 them in the ORM (sessions/filters.py).
 
-One ``Access`` (its team ids, and its project ids when narrower) and one ``Filters`` become
-one parameterised condition on the session (alias ``s``) and the message (alias ``m``).
-Keyword and vector retrieval both use it, so they can never disagree about what is in
-scope. Deleted sessions are never searched.
+One ``Access`` (its team ids, its project ids when narrower, and the person it reads as) and
+one ``Filters`` become one parameterised condition on the session (alias ``s``) and the
+message (alias ``m``). Keyword and vector retrieval both use it, so they can never disagree
+about what is in scope. Deleted sessions are never searched, and only the sessions the caller
+reads (``Access.visibility_sql``, docs/visibility.md): messages at ``Reading.CONTENT``, so a
+teammate's private session is not merely hidden from the results but never ranked, counted
+or pooled (its words weigh nothing in a search that cannot show it).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sessions.filters import Filters
-from teams.access import Access
+from teams.access import Access, Reading
 
 # Filters that compare a session column with the value asked for: (filter, SQL condition).
 SESSION_COLUMNS = (
@@ -56,8 +59,10 @@ def team_condition(access: Access, alias: str) -> tuple[str, list]:
     return f"{alias}.team_id = ANY(%s)", [list(access.team_ids)]
 
 
-def session_where(access: Access, filters: Filters) -> Where:
-    """Conditions on ``s`` (agent_sessions_session) only."""
+def session_where(access: Access, filters: Filters, reading=Reading.CONTENT) -> Where:
+    """Conditions on ``s`` (agent_sessions_session) only: the sessions ``access`` reads at
+    ``reading`` (their messages unless said otherwise: a session-level list of titles and
+    summaries may ask for ``Reading.SUMMARY``)."""
     where = Where()
     if not access.team_ids:
         where.add("FALSE")
@@ -66,6 +71,7 @@ def session_where(access: Access, filters: Filters) -> Where:
     if access.project_ids is not None:
         where.add("s.project_id = ANY(%s)", list(access.project_ids))
     where.add("s.deleted_at IS NULL")
+    where.add(*_readable(access, reading))
     for name, condition in SESSION_COLUMNS:
         value = getattr(filters, name)
         if value:
@@ -90,6 +96,12 @@ def session_where(access: Access, filters: Filters) -> Where:
     return where
 
 
+def _readable(access: Access, reading: Reading) -> tuple:
+    """The visibility condition on ``s`` and its params, as ``Where.add`` takes them."""
+    sql, params = access.visibility_sql("s", reading)
+    return (sql, *params)
+
+
 def message_where(access: Access, filters: Filters) -> Where:
     """Conditions on ``s`` and on ``m`` (agent_sessions_message): a message of the role."""
     where = session_where(access, filters)
@@ -98,10 +110,10 @@ def message_where(access: Access, filters: Filters) -> Where:
     return where
 
 
-def whole_session_where(access: Access, filters: Filters) -> Where:
+def whole_session_where(access: Access, filters: Filters, reading=Reading.CONTENT) -> Where:
     """Conditions on ``s`` for a list of whole sessions: a session has a message of the role
     (what a session list means by it)."""
-    where = session_where(access, filters)
+    where = session_where(access, filters, reading)
     if filters.role:
         where.add(
             "EXISTS (SELECT 1 FROM agent_sessions_message r"

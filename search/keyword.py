@@ -454,8 +454,10 @@ _documents_cache: dict[tuple, tuple[float, int]] = {}
 def scope_documents(access: Access, filters: Filters) -> int:
     """Messages in scope (from the sessions' counts), remembered for ``STATS_CACHE_SECONDS``
     per scope and filters: summing a big team's session counts is not free; an IDF a few
-    messages out of date costs nothing."""
-    key = (access.team_ids, access.project_ids, filters)
+    messages out of date costs nothing. The scope is the sessions the caller reads, so the
+    person it reads as is part of the key: an owner's private messages must never size a
+    teammate's IDFs or choose a teammate's vector path."""
+    key = (access.team_ids, access.project_ids, access.person_id, filters)
     now = time.monotonic()
     cached = _documents_cache.get(key)
     if cached and now - cached[0] < DOCUMENTS_CACHE_SECONDS:

@@ -23,6 +23,11 @@ Four paths, chosen from the size of the searched scope rather than left to the p
   them runs instead — so a filter never returns fewer results than exist.
 
 A message's distance is its best chunk's.
+
+The scope is the messages the caller reads (``search/filters.py``): its size, which chooses
+the path and the team graph's overfetch, counts only those, and every path keeps only those
+before it chooses (the HNSW paths fetch from the graph, then filter, and fall back when the
+unreadable ones leave the page short), so a teammate's private session never takes a place.
 """
 
 from __future__ import annotations

@@ -3,6 +3,11 @@
 A session's vector is its summary's embedding (set by the enrichment pipeline); until it has
 one, the mean of its chunk vectors stands in, so a session is comparable from the moment its
 messages are embedded. Candidates are the caller's other live sessions with a vector.
+
+A suggestion shows a session's title, summary and topics, never its messages, so candidates
+are the sessions the caller reads at ``Reading.SUMMARY`` (docs/visibility.md), compared by
+their summary's vector only; the stand-in mean of a session's message vectors is used only
+for a session whose messages the caller reads.
 """
 
 from __future__ import annotations
@@ -12,15 +17,19 @@ from django.db import connection
 from search.filters import session_where
 from sessions.filters import Filters
 from sessions.models import Session
-from teams.access import Access
+from teams.access import Access, Reading
 
 
-def session_vector(session: Session) -> str | None:
+def session_vector(session: Session, *, from_messages: bool = True) -> str | None:
+    """The session's summary vector, else (``from_messages``) the mean of its chunks'."""
+    mean = (
+        "(SELECT avg(c.embedding) FROM agent_sessions_messagechunk c WHERE c.session_id = s.id)"
+        if from_messages
+        else "NULL"
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT coalesce(s.embedding, (SELECT avg(c.embedding)"
-            " FROM agent_sessions_messagechunk c WHERE c.session_id = s.id))"
-            " FROM agent_sessions_session s WHERE s.id = %s",
+            f"SELECT coalesce(s.embedding, {mean}) FROM agent_sessions_session s WHERE s.id = %s",
             [session.pk],
         )
         row = cursor.fetchone()
@@ -28,11 +37,14 @@ def session_vector(session: Session) -> str | None:
 
 
 def similar_sessions(session: Session, access: Access, limit: int) -> list[tuple[Session, float]]:
-    """(session, cosine similarity) pairs, nearest first; [] when it has no vector yet."""
-    vector = session_vector(session)
+    """(session, cosine similarity) pairs, nearest first, among the sessions ``access``
+    reads the summary of; [] when it has no vector yet."""
+    vector = session_vector(session, from_messages=access.reading(session) == Reading.CONTENT)
     if vector is None:
         return []
-    where = session_where(access, Filters(exclude_session_ids=(session.pk,)))
+    where = session_where(
+        access, Filters(exclude_session_ids=(session.pk,)), reading=Reading.SUMMARY
+    )
     where.add("s.embedding IS NOT NULL")
     with connection.cursor() as cursor:
         # Exact distances (``+ 0`` keeps the planner off the HNSW index): a team's sessions

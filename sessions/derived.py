@@ -130,5 +130,9 @@ def purge_expired(now) -> Counter:
 
 
 def visibility_changed(session_ids: Iterable[int]) -> Counter:
+    from sessions.enrich import aliases
+
     ids = _ids(session_ids)
-    return _each("visibility_changed", ids) if ids else Counter()
+    if not ids:
+        return Counter()
+    return aliases.visibility_changed(ids) + _each("visibility_changed", ids)

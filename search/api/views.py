@@ -32,7 +32,7 @@ from sessions.entity_stats import entity_counts
 from sessions.filters import FiltersSerializer
 from sessions.forget.read_counts import opened
 from sessions.models import Entity, Session
-from teams.access import Access
+from teams.access import Access, Reading
 from teams.viewsets import ScopedAPIView, ScopedViewSet
 
 MAX_SIMILAR = 50
@@ -219,12 +219,16 @@ def _limit(request, name: str, default: int, maximum: int) -> int:
 class SessionSearchViewSet(ScopedViewSet):
     """/sessions/{id}/similar and /sessions/{id}/resume: search's actions on one session,
     routed beside the sessions viewset's (search.api.urls). Only live sessions: one in the
-    trash is a 404, as another team's is."""
+    trash is a 404, as another team's is. Both show a session's title, summary and topics,
+    so they read at ``Reading.SUMMARY`` (docs/visibility.md): a session the caller reads no
+    summary of is a 404, and resume shows the messages only of a session whose messages the
+    caller reads."""
 
     base_queryset = Session.objects.select_related("project", "project__team")
     parser_classes = [JSONParser]
     lookup_field = "public_id"
     lookup_url_kwarg = "id"
+    scope_reading = Reading.SUMMARY
 
     def live_session(self, public_id: str) -> Session:
         session = self.get_queryset().alive().filter(public_id=public_id).first()
@@ -270,6 +274,9 @@ class SessionSearchViewSet(ScopedViewSet):
     def resume(self, request, id=None):
         session = self.live_session(id)
         last_n = _limit(request, "lastn", 20, MAX_RESUME_MESSAGES)
+        if self.access.reading(session) != Reading.CONTENT:
+            # Its summary and topics only: neither its messages nor a read of its content.
+            return Response(ResumeSerializer(resume_session(session, 0)).data)
         opened(session)  # picking its work up again: an archived session comes back in full
         return Response(ResumeSerializer(resume_session(session, last_n)).data)
 
@@ -288,8 +295,13 @@ class EntitiesView(FilteredView):
         params = self.read_params(request.query_params)
         data = params.validated_data
         access = self.scope(params)
-        sessions = params.filters().apply(access.scope(Session.objects.alive()))
-        entities = access.scope(Entity.objects.filter(session__in=sessions), "session__project_id")
+        # Entities are read out of messages: only the sessions whose messages the caller
+        # reads count (docs/visibility.md), so a private session's files never show.
+        content = Reading.CONTENT
+        sessions = params.filters().apply(access.scope(Session.objects.alive(), reading=content))
+        entities = access.scope(
+            Entity.objects.filter(session__in=sessions), "session__project_id", reading=content
+        )
         if data.get("type"):
             entities = entities.filter(type=data["type"])
         if data.get("q"):

@@ -32,6 +32,13 @@ at once add to the same rows through one ``INSERT … ON CONFLICT DO UPDATE``, r
 order so the two never deadlock. Only sessions outside the trash count: moving one to the
 trash takes its contribution back, restoring it gives it back, and an enrichment step of a
 session in the trash changes its metadata only.
+
+Aliases are shared by the whole project and change everyone's searches, so only the sessions
+the whole team reads (visibility 'team', docs/visibility.md) count: a private or summary
+session's contribution is kept in its metadata but withheld from the project's aliases
+(``WITHHELD_KEY``), so no name said only in someone's private session is learned, listed or
+used for anyone. When its visibility changes (``visibility_changed``) the contribution is
+given back or taken back, as for the trash.
 """
 
 from __future__ import annotations
@@ -46,8 +53,12 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 
 from sessions.models import MessageRole, Session, SpeakerAlias
+from teams.models import Visibility
 
 METADATA_KEY = "speaker_aliases"
+# In a session's metadata: its contribution is not in the project's aliases, because the
+# team does not read the session's messages. Absent (every session before visibility): in.
+WITHHELD_KEY = "speaker_aliases_withheld"
 STRONG, WEAK = 2, 1
 USABLE = 2  # evidence from which search uses an alias
 MAX_PER_SESSION = 200  # aliases a session's contribution keeps (a runaway transcript)
@@ -366,20 +377,81 @@ def learn(session, new: list, *, from_scratch: bool) -> AliasUpdate:
     return AliasUpdate(contribution, changes)
 
 
+def shared(visibility: str) -> bool:
+    """Whether a session of this visibility counts for its project's aliases: only when
+    the whole team reads its messages."""
+    return visibility == Visibility.TEAM
+
+
+def with_withheld(metadata: dict, visibility: str) -> dict:
+    """``metadata`` saying whether the session's contribution is withheld (the enrichment
+    writes it with the contribution, from the visibility read under its lock)."""
+    metadata = dict(metadata)
+    if shared(visibility):
+        metadata.pop(WITHHELD_KEY, None)
+    else:
+        metadata[WITHHELD_KEY] = True
+    return metadata
+
+
 def withdraw(session) -> int:
     """Take a session's contribution out of its project's aliases: it went to the trash (or
     is being anonymised). Called in the transaction that changes it, under its row lock; the
-    contribution stays in its metadata for ``give_back``. Returns the names deleted."""
-    found = _contribution(_metadata_of(session)).values()
+    contribution stays in its metadata for ``give_back``. Returns the names deleted. A
+    withheld contribution is not in them: nothing to take."""
+    metadata = _metadata_of(session)
+    if metadata.get(WITHHELD_KEY):
+        return 0
+    found = _contribution(metadata).values()
     return _take_back(session, [(f, f.weight) for f in found])
 
 
 def give_back(session) -> int:
     """Put a restored session's contribution back (the transaction that restored it).
-    Returns how many names it gives evidence for."""
-    found = [f for f in _contribution(_metadata_of(session)).values() if f.alias != f.speaker]
+    Returns how many names it gives evidence for (none when it is withheld)."""
+    metadata = _metadata_of(session)
+    if metadata.get(WITHHELD_KEY):
+        return 0
+    found = [f for f in _contribution(metadata).values() if f.alias != f.speaker]
     _upsert(session, [(f, f.weight) for f in found])
     return len(found)
+
+
+def visibility_changed(session_ids: list[int]) -> Counter:
+    """Sessions got a new visibility (sessions/derived.py): a contribution the team may no
+    longer read is taken back from the project's aliases, one it now reads is given back
+    (a session in the trash only changes its mark: restoring it gives back what is not
+    withheld). Under the sessions' row locks, in the caller's transaction."""
+    changed = Counter()
+    rows = (
+        Session.objects.filter(pk__in=session_ids)
+        .select_for_update(no_key=True)
+        .only("id", "team_id", "project_id", "visibility", "deleted_at", "metadata")
+        .order_by("pk")
+    )
+    for session in rows:
+        withhold = not shared(session.visibility)
+        if bool((session.metadata or {}).get(WITHHELD_KEY)) == withhold:
+            continue
+        if session.deleted_at is None and withhold:
+            changed["aliases"] += withdraw(session)
+        _mark_withheld(session, withhold)
+        if session.deleted_at is None and not withhold:
+            changed["aliases"] += give_back(session)  # reads the mark just cleared
+    return changed
+
+
+def _mark_withheld(session, withheld: bool) -> None:
+    """Set or clear the session's ``WITHHELD_KEY`` alone (the rest of its metadata is the
+    enrichment's)."""
+    change = f"metadata || jsonb_build_object('{WITHHELD_KEY}', true)"
+    if not withheld:
+        change = f"metadata - '{WITHHELD_KEY}'"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Session._meta.db_table} SET metadata = {change} WHERE id = %s",
+            [session.pk],
+        )
 
 
 def _sessions(session_ids: list[int]):

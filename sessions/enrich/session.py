@@ -77,20 +77,25 @@ def enrich_session(session: Session) -> None:
         locked = (
             Session.objects.filter(pk=session.pk)
             .select_for_update(no_key=True)
-            .values_list("enriched_through_seq", "deleted_at")
+            .values_list("enriched_through_seq", "deleted_at", "visibility")
             .first()
         )
         if locked is None:
             logger.info("session %s was purged while being enriched", session.public_id)
             return
-        through, deleted_at = locked
+        through, deleted_at, visibility = locked
         if _overtaken(session, through, new):
             logger.info("session %s was compacted or lost a message meanwhile", session.public_id)
             return  # left pending: enriched again, from scratch, from the text as it is now
         Entity.objects.bulk_create(to_create, batch_size=500)
         Entity.objects.bulk_update(to_update, ["count"], batch_size=500)
-        if learned and deleted_at is None:  # a session in the trash counts for no alias
-            learned.save(session)
+        if learned:
+            # A session in the trash counts for no alias, nor one the team does not read
+            # (its contribution is withheld: sessions/enrich/aliases.py); the visibility is
+            # read under the lock, which a change of it waits for.
+            if deleted_at is None and aliases.shared(visibility):
+                learned.save(session)
+            fields["metadata"] = aliases.with_withheld(fields["metadata"], visibility)
         # Read under the lock: a capture that committed meanwhile left more to do.
         through = new[-1].seq if new else session.enriched_through_seq
         more = Message.objects.filter(session=session, seq__gt=through).exists()

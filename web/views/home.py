@@ -4,6 +4,12 @@ Every figure is one aggregate query in PostgreSQL over the current team (and pro
 one is picked), on the indexed columns: no row of a session is ever loaded into Python but
 the few recent ones shown. The enrichment card counts over messages, so it loads on its own
 (htmx), never holding the page back.
+
+What a figure shows decides how much of a session it reads (docs/visibility.md): counts,
+the activity chart and the recent sessions' titles are what the sessions list shows
+(``Reading.LISTED``: a team's admins count its private sessions too, no one else does); the
+top entities come out of messages, so only the sessions whose messages the caller reads
+count (``Reading.CONTENT``).
 """
 
 from __future__ import annotations
@@ -25,14 +31,16 @@ from sessions.entity_stats import entity_counts
 from sessions.forget.retention import next_run, retention_plan
 from sessions.models import Entity, Lifecycle, Message, Session
 from sessions.poke import poke_enrichment
+from teams.access import Reading
 from teams.models import Role
 from web.scope import Workspace, team_required
 from web.views.util import is_htmx, safe_next
 
 RECENT = 8
+# What a listed session shows (no topics or summary: an admin lists sessions it may not read).
 RECENT_COLUMNS = (
     "public_id", "title", "agent_name", "agent_persona", "started_at", "message_count",
-    "size_bytes", "topics", "project__name", "status",
+    "size_bytes", "project__name", "status",
 )  # fmt: skip
 CHART_DAYS = 30
 TOP_ENTITIES = 12
@@ -94,10 +102,10 @@ def project_totals(workspace) -> tuple[list[dict], dict]:
     """Sessions, messages and storage per project of the current team (one GROUP BY), with
     what waits in the trash."""
     alive = Q(deleted_at__isnull=True)
+    listed = workspace.team_access.scope(Session.objects.all(), reading=Reading.LISTED)
     rows = {
         r["project_id"]: r
-        for r in workspace.sessions()
-        .values("project_id")
+        for r in listed.values("project_id")
         .annotate(
             sessions=Count("id", filter=alive),
             messages=Sum("message_count", filter=alive),
@@ -126,9 +134,12 @@ def project_totals(workspace) -> tuple[list[dict], dict]:
 def top_entities(workspace, since) -> list[dict]:
     """The entities most sessions touched since ``since`` (sessions of the scope, alive)."""
     access = workspace.project_access
-    sessions = access.scope(Session.objects.alive()).filter(started_at__gte=since)
+    content = Reading.CONTENT  # entities are read out of messages
+    sessions = access.scope(Session.objects.alive(), reading=content).filter(started_at__gte=since)
     entities = access.scope(
-        Entity.objects.filter(session__in=sessions.values("id")), "session__project_id"
+        Entity.objects.filter(session__in=sessions.values("id")),
+        "session__project_id",
+        reading=content,
     )
     return entity_counts(entities, TOP_ENTITIES)
 
@@ -157,7 +168,7 @@ def retention_runs(workspace) -> dict:
 def home(request):
     workspace = Workspace.of(request)
     context = {"chart_days": CHART_DAYS}
-    scoped = workspace.project_access.scope(Session.objects.alive())
+    scoped = workspace.project_access.scope(Session.objects.alive(), reading=Reading.LISTED)
     context["recent"] = list(
         scoped.select_related("project")
         .only(*RECENT_COLUMNS)
