@@ -190,7 +190,8 @@ def test_bulk_changes_the_ticked_sessions(member_client, member, project):
         {"session": [a.public_id, b.public_id], "visibility": "private", "next": "/sessions"},
         follow=True,
     )
-    assert "Made 1 session private. 1 session already was." in response.content.decode()
+    said = response.content.decode()
+    assert "1 session is now private: only their owners read them. 1 already was." in said
     a.refresh_from_db()
     assert a.visibility == "private"
 

@@ -14,10 +14,11 @@ from django.shortcuts import render
 
 from sessions.models import Message, MessageRole, Session
 from teams.access import Reading
-from teams.models import Role, Visibility
+from teams.models import Role
 from web.forms import SessionListForm
 from web.pagination import DEFAULT_SORT, BadCursor, paginate
 from web.scope import Workspace, team_required
+from web.views.visibility import CHOICES as VISIBILITY_CHOICES
 
 LIST_COLUMNS = (
     "public_id", "title", "agent_name", "agent_persona", "workflow", "status", "lifecycle",
@@ -98,6 +99,6 @@ def session_list(request):
             "errors": errors,
             "sort": sort,
             "can_delete": workspace.can(Role.ADMIN),
-            "visibilities": Visibility.choices,
+            "visibilities": VISIBILITY_CHOICES,
         },
     )

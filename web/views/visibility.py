@@ -18,6 +18,18 @@ from web.scope import Workspace, team_required
 from web.views.util import safe_next
 
 LABELS = dict(Visibility.choices)
+# What a select offers, short enough for a side card or the list's bar.
+CHOICES = [
+    (Visibility.PRIVATE, "Private: only the owner"),
+    (Visibility.SUMMARY, "Summary: the team reads the summary"),
+    (Visibility.TEAM, "Team: everyone reads it"),
+]
+# What a bulk change made of the sessions, said after their number.
+BECAME = {
+    Visibility.PRIVATE: "private: only their owners read them",
+    Visibility.SUMMARY: "summary only: the team reads their title, summary and topics",
+    Visibility.TEAM: "shared with the whole team",
+}
 # At most this many ticked sessions change at once (a page of the list is 50).
 MAX_SELECTED = 500
 
@@ -34,7 +46,7 @@ def visibility_choices(access, session) -> list[tuple[str, str]]:
     ]
     if not allowed or allowed == [session.visibility]:
         return []
-    return [(v, LABELS[v]) for v in allowed]
+    return [(v, label) for v, label in CHOICES if v in allowed]
 
 
 def _plural(n: int) -> str:
@@ -46,9 +58,9 @@ def changed_message(wanted: str, changed: int, already: int) -> str:
     if not changed:
         subject = "It already was" if already == 1 else "They already were"
         return f"{subject} {wanted}: nothing changed."
-    text = f"Made {_plural(changed)} {wanted}."
+    text = f"{_plural(changed)} {'is' if changed == 1 else 'are'} now {BECAME[wanted]}."
     if already:
-        text += f" {_plural(already)} already {'was' if already == 1 else 'were'}."
+        text += f" {already:,} already {'was' if already == 1 else 'were'}."
     return text
 
 

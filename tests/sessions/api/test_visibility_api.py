@@ -13,7 +13,7 @@ import pytest
 from sessions.models import Session
 from teams.models import ApiToken, Role, TokenPermission, Visibility
 from tests.clients import client_for
-from tests.factories import MembershipFactory, SessionFactory
+from tests.factories import EntityFactory, MembershipFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -259,3 +259,28 @@ def test_the_schema_describes_the_bulk_endpoint(project, member):
     name = body.rsplit("/", 1)[-1]
     properties = schema["components"]["schemas"][name]["properties"]
     assert set(properties) == {"ids", "visibility"}
+
+
+def test_the_list_shows_what_each_may_know_and_filters_on_content_only_what_it_reads(
+    project, member, admin, teammate
+):
+    mine = session_of(member, project, Visibility.PRIVATE)
+    summary = session_of(teammate, project, Visibility.SUMMARY, summary="about pay")
+    private = session_of(teammate, project, Visibility.PRIVATE, summary="salary")
+    for session in (mine, summary, private):
+        EntityFactory(session=session, type="FILE", value="pay.py", normalized="pay.py")
+
+    def listed(user, **params):
+        body = client_for(user).get("/api/v1/sessions", params).json()
+        return {s["id"]: s for s in body["results"]}
+
+    as_member = listed(member)
+    assert set(as_member) == {mine.public_id, summary.public_id}
+    assert as_member[summary.public_id]["reading"] == "summary"
+    assert as_member[summary.public_id]["summary"] == "about pay"
+    as_admin = listed(admin)
+    assert as_admin[private.public_id]["reading"] == "listed"
+    assert as_admin[private.public_id]["summary"] == ""
+    # A filter on what is inside: only the sessions the caller reads in full answer it.
+    assert set(listed(member, entity="pay.py")) == {mine.public_id}
+    assert set(listed(admin, entity="pay.py")) == set()
