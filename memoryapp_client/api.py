@@ -18,6 +18,9 @@ from memoryapp_client.projects import directory_slug
 from protocol.directories import DIRECTORY_HEADER, header_value
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+# Who reads a session (docs/visibility.md), and the variable a capture's default comes from.
+VISIBILITIES = ("private", "summary", "team")
+VISIBILITY_ENV = "MEMORYAPP_VISIBILITY"
 # Uploads are idempotent (external ids, client ids: ``capture`` and ``append`` give one to what
 # comes without), so retrying a request whose answer was lost is safe.
 RETRIES = 3
@@ -180,13 +183,26 @@ class MemoryClient:
             raise
         return True
 
-    def import_bytes(self, data: bytes, *, filename: str = "", format: str | None = None) -> dict:
+    def import_bytes(
+        self,
+        data: bytes,
+        *,
+        filename: str = "",
+        format: str | None = None,
+        visibility: str | None = None,
+    ) -> dict:
+        """POST /api/v1/import; ``visibility``: who reads the new sessions (private, summary
+        or team; default: the token's, else the project's)."""
         params = {"filename": filename} if filename else {}
         if format:
             params["format"] = format
+        if visibility:
+            params["visibility"] = visibility
         return self.request("POST", "/api/v1/import", params=params, body=data)
 
-    def import_path(self, path: Path, *, format: str | None = None) -> dict:
+    def import_path(
+        self, path: Path, *, format: str | None = None, visibility: str | None = None
+    ) -> dict:
         """Upload a transcript file, or a session folder (transcript.jsonl + …) as a zip."""
         path = Path(path)
         if path.is_dir():
@@ -196,9 +212,23 @@ class MemoryClient:
                     if child.is_file():
                         archive.write(child, f"{path.name}/{child.name}")
             return self.import_bytes(
-                buffer.getvalue(), filename=f"{path.name}.zip", format=format or "anthropic_session"
+                buffer.getvalue(),
+                filename=f"{path.name}.zip",
+                format=format or "anthropic_session",
+                visibility=visibility,
             )
-        return self.import_bytes(path.read_bytes(), filename=path.name, format=format)
+        return self.import_bytes(
+            path.read_bytes(), filename=path.name, format=format, visibility=visibility
+        )
+
+    def set_visibility(self, session_ids: list[str], visibility: str) -> dict:
+        """POST /api/v1/sessions/visibility: give the sessions ``visibility``, all or nothing
+        (docs/visibility.md); answers which ``changed`` and which were ``unchanged``."""
+        return self.request(
+            "POST",
+            "/api/v1/sessions/visibility",
+            json_body={"ids": list(session_ids), "visibility": visibility},
+        )
 
     # -- search and context ----------------------------------------------------------
 

@@ -12,6 +12,7 @@
     memoryapp sessions list                  this directory's project's sessions
                                              (--all-projects, --project PATH, filters)
     memoryapp similar SESSION_ID             the sessions nearest to one by meaning
+    memoryapp visibility SESSION_ID... V     who reads sessions: private, summary or team
     memoryapp memories list|show|add|resolve|search
                                              the team's decisions, findings, preferences
 
@@ -31,7 +32,7 @@ import textwrap
 from pathlib import Path
 
 from memoryapp_client import memories_cli, sessions_cli
-from memoryapp_client.api import MemoryClient, MemoryError
+from memoryapp_client.api import VISIBILITIES, VISIBILITY_ENV, MemoryClient, MemoryError
 from memoryapp_client.hooks import session_start_hook
 from memoryapp_client.projects import directory_slug, project_reference
 from protocol.directories import project_slug
@@ -41,6 +42,11 @@ HOOK_EXAMPLE = """\
 As a Claude Code SessionEnd hook, in ~/.claude/settings.json:
   {"hooks": {"SessionEnd": [{"hooks": [
       {"type": "command", "command": "memoryapp capture --hook"}]}]}}
+
+Who reads what it captures (docs/visibility.md): --visibility private (only the person the
+token acts for), summary (the team reads title, summary, topics) or team; without it,
+$MEMORYAPP_VISIBILITY, else the token's default, else the project's. A session sent again
+keeps the visibility it has; change it with `memoryapp visibility SESSION_ID V`.
 """
 
 START_HOOK_EXAMPLE = """\
@@ -369,7 +375,7 @@ def capture(args) -> int:
         recorded = hook_cwd or (transcript_cwd(path) if path.is_file() else None)
         client.directory = project_slug(recorded) if recorded else here
         try:
-            result = client.import_path(path, format=fmt)
+            result = client.import_path(path, format=fmt, visibility=args.visibility)
         except (MemoryError, OSError) as exc:
             if path not in named and not fmt and _not_a_transcript(exc):
                 # Found inside a folder (a README, a config file…): passed over, as
@@ -433,6 +439,14 @@ def _main(argv: list[str] | None) -> int:
     )
     cap.add_argument(
         "--format", help="force a format (claude_code, codex, aider, gemini_cli, cursor, …)"
+    )
+    cap.add_argument(
+        "--visibility",
+        choices=VISIBILITIES,
+        default=os.environ.get(VISIBILITY_ENV) or None,
+        help="who reads the new sessions: private (you), summary (the team reads title, "
+        f"summary, topics) or team (default: ${VISIBILITY_ENV}, else the token's, else the "
+        "project's)",
     )
 
     raw = argparse.RawDescriptionHelpFormatter
@@ -559,7 +573,7 @@ def _main(argv: list[str] | None) -> int:
         return resume(args)
     if args.command == "mcp":
         return mcp(args)
-    if args.command in ("sessions", "similar"):
+    if args.command in ("sessions", "similar", "visibility"):
         client = _client(args)
         return sessions_cli.run(args, client) if client is not None else 2
     if args.command == "memories":

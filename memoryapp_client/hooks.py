@@ -12,7 +12,9 @@ pass ``enabled=True``). It never raises: an agent must start even when memory is
 failure is logged as a warning and gives "". ``on_agent_exit`` raises ``CaptureError`` when the
 session could not be stored, carrying what it tried to send, so the conversation is never lost
 silently. Both read ``MEMORYAPP_URL`` and ``MEMORYAPP_TOKEN`` like ``MemoryClient``, and send
-the working directory, so a team-level token works in its project (docs/api.md).
+the working directory, so a team-level token works in its project (docs/api.md), and
+``on_agent_exit`` sends ``MEMORYAPP_VISIBILITY`` (private, summary or team), when set, as the
+session's visibility (docs/visibility.md).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import os
 import uuid
 from typing import Any
 
-from memoryapp_client.api import MemoryClient, MemoryError
+from memoryapp_client.api import VISIBILITY_ENV, MemoryClient, MemoryError
 from memoryapp_client.projects import directory_slug
 
 logger = logging.getLogger("memoryapp_client")
@@ -150,6 +152,7 @@ def on_agent_exit(
     ended_at: str | None = None,
     metadata: dict | None = None,
     external_id: str | None = None,
+    visibility: str | None = None,
     client: MemoryClient | None = None,
 ) -> str:
     """The exit hook: store the conversation as a session; returns its id
@@ -159,6 +162,9 @@ def on_agent_exit(
     by the server) or a list of messages ``{"role", "content", …}`` as
     ``POST /api/v1/sessions`` takes them. ``project_name`` is kept in the session's metadata;
     a ``team/project`` name is also sent as the project (the token's project must match).
+
+    ``visibility`` says who reads it (private, summary or team; default:
+    ``$MEMORYAPP_VISIBILITY``, else the token's, else the project's: docs/visibility.md).
 
     Transient failures are retried by the client; the capture is idempotent (an
     ``external_id`` is made when none is given). When it still fails, ``CaptureError`` is
@@ -192,6 +198,7 @@ def on_agent_exit(
         ("status", status),
         ("started_at", started_at),
         ("ended_at", ended_at),
+        ("visibility", visibility or os.environ.get(VISIBILITY_ENV) or None),
     ):
         if value is not None:
             payload[key] = value

@@ -1,6 +1,6 @@
 """`memoryapp sessions list` and `memoryapp similar SESSION`: the sessions of this project
 (by the working directory, docs/api.md), of another one, or of all, and the sessions nearest
-to one."""
+to one; `memoryapp visibility SESSION... V`: who reads them (docs/visibility.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import sys
 import textwrap
 
-from memoryapp_client.api import MemoryError
+from memoryapp_client.api import VISIBILITIES, MemoryError
 from memoryapp_client.projects import project_reference
 
 LIST_EXAMPLES = """\
@@ -32,6 +32,20 @@ examples:
 
 Similarity (0-100%) compares the sessions' summaries by meaning (or their messages until
 a summary is written). Session ids are in `memoryapp sessions list` and `memoryapp search`.
+"""
+
+VISIBILITY_EXAMPLES = """\
+examples:
+  memoryapp visibility 2025-01-15-architect-1a2b3c private
+  memoryapp visibility 2025-01-15-architect-1a2b3c 2025-01-16-dev-4d5e6f summary
+  memoryapp visibility $(memoryapp sessions list --json | jq -r '.results[].id') team
+
+private: only its owner reads it (the team's admins see that it exists, may delete it);
+summary: the team reads its title, summary, topics and accepted memories, not its messages;
+team:    the whole team reads it.
+Its owner gives any visibility the project allows; an admin of the team may only make a
+session less visible. All the sessions change, or none (the error says why). The token must
+act for the owner (the tokens page, or create_api_token --for USER) and may write.
 """
 
 SORTS = ["started_at", "ended_at", "message_count", "size_bytes"]
@@ -81,10 +95,11 @@ def _title(session: dict, width: int = 60) -> str:
 
 
 def format_sessions(sessions: list[dict], *, with_project: bool) -> str:
-    """One row per session: id, start, agent, messages, size (and project), title."""
+    """One row per session: id, start, agent, messages, size, owner, visibility (and
+    project), title."""
     if not sessions:
         return ""
-    header = ("SESSION", "STARTED", "AGENT", "MSGS", "SIZE")
+    header = ("SESSION", "STARTED", "AGENT", "MSGS", "SIZE", "OWNER", "VISIBILITY")
     header += ("PROJECT", "TITLE") if with_project else ("TITLE",)
     rows = []
     for s in sessions:
@@ -94,6 +109,8 @@ def format_sessions(sessions: list[dict], *, with_project: bool) -> str:
             s.get("agent_name", ""),
             str(s.get("message_count", 0)),
             _size(s.get("size_bytes", 0)),
+            s.get("owner") or "(team)",
+            s.get("visibility", "team"),
         )
         row += (s.get("project", ""), _title(s)) if with_project else (_title(s),)
         rows.append(row)
@@ -170,10 +187,26 @@ def similar(args, client) -> int:
     return 0
 
 
+def set_visibility(args, client) -> int:
+    """Give the sessions named one visibility, all or nothing; says which changed."""
+    body = client.set_visibility(args.session_ids, args.visibility)
+    if args.json:
+        _print_json(body)
+        return 0
+    for session_id in body.get("changed", []):
+        print(f"{session_id}: now {body['visibility']}")
+    for session_id in body.get("unchanged", []):
+        print(f"{session_id}: already {body['visibility']}")
+    return 0
+
+
+COMMANDS = {"similar": similar, "visibility": set_visibility}
+
+
 def run(args, client) -> int:
-    """``memoryapp sessions list`` or ``memoryapp similar``; the exit code."""
+    """``memoryapp sessions list``, ``similar`` or ``visibility``; the exit code."""
     try:
-        return similar(args, client) if args.command == "similar" else list_sessions(args, client)
+        return COMMANDS.get(args.command, list_sessions)(args, client)
     except MemoryError as exc:
         print(f"memoryapp: {exc}", file=sys.stderr)
         return 1
@@ -235,6 +268,28 @@ def add_parsers(sub, formatter) -> None:
     near.add_argument("session_id", metavar="SESSION", help="a session id")
     near.add_argument("--limit", type=int, default=5, help="how many (default 5, max 50)")
     near.add_argument("--json", action="store_true", help="print the server's JSON response")
+
+    who = sub.add_parser(
+        "visibility",
+        help="choose who reads sessions: private, summary or team",
+        description=textwrap.fill(
+            "Give one or more sessions a visibility: who reads them (docs/visibility.md). "
+            "All change, or none.",
+            width=80,
+        ),
+        epilog=VISIBILITY_EXAMPLES,
+        formatter_class=formatter,
+    )
+    who.add_argument(
+        "session_ids", metavar="SESSION", nargs="+", help="session ids (memoryapp sessions list)"
+    )
+    who.add_argument(
+        "visibility",
+        choices=VISIBILITIES,
+        metavar="VISIBILITY",
+        help="private, summary or team",
+    )
+    who.add_argument("--json", action="store_true", help="print the server's JSON response")
 
 
 def wants_directory(args: argparse.Namespace) -> bool:

@@ -21,7 +21,7 @@ from sessions.forget.retention import (
     retention_plan,
 )
 from teams.admin import TeamScopedAdmin
-from teams.models import ApiToken, Project
+from teams.models import ApiToken, Project, Visibility
 
 PREVIEW_TEMPLATE = "admin/teams/project/retention_preview.html"
 
@@ -37,9 +37,23 @@ class ProjectAdminForm(forms.ModelForm):
         f"{CONFIRM_ABOVE_PERCENT} % of the project's sessions.",
     )
 
+    # Checkboxes rather than the array's comma-separated text; Project.clean checks that the
+    # default is among them.
+    allowed_visibilities = forms.TypedMultipleChoiceField(
+        choices=Visibility.choices,
+        widget=forms.CheckboxSelectMultiple,
+        label="Allowed visibilities",
+        help_text=Project._meta.get_field("allowed_visibilities").help_text,
+        error_messages={"required": "Allow at least one visibility."},
+    )
+
     class Meta:
         model = Project
         fields = ["retention_days", "trash_days"]  # the admin adds its fieldsets' fields
+
+    def clean_allowed_visibilities(self):
+        chosen = self.cleaned_data["allowed_visibilities"]
+        return [v for v in Visibility.values if v in chosen]  # least visible first
 
     def clean(self):
         cleaned = super().clean()
@@ -72,8 +86,9 @@ class ProjectAdmin(TeamScopedAdmin):
         "retention_days",
         "trash_days",
         "redact_secrets",
+        "default_visibility",
     ]
-    list_filter = ["team", "redact_secrets"]
+    list_filter = ["team", "redact_secrets", "default_visibility"]
     search_fields = ["name", "slug", "directory", "team__name"]
     readonly_fields = ["retention_preview"]
     fieldsets = [
@@ -107,6 +122,15 @@ class ProjectAdmin(TeamScopedAdmin):
             },
         ),
         ("Privacy", {"fields": ["redact_secrets", "redact_emails", "redact_phones"]}),
+        (
+            "Who reads sessions",
+            {
+                "description": "Who reads a new session unless its capture or its token says "
+                "otherwise, and which visibilities sessions of this project may have "
+                "(docs/visibility.md). Changing the default changes no existing session.",
+                "fields": ["default_visibility", "allowed_visibilities"],
+            },
+        ),
         ("Memory review", {"fields": ["memory_review_threshold"]}),
     ]
     actions = ["issue_token", "preview_retention"]

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from search.service import MAX_LIMIT, MODES
 from sessions.filters import FiltersSerializer
-from teams.models import TokenPermission, default_token_permissions
+from teams.models import TokenPermission, Visibility, default_token_permissions
 from web.pagination import DEFAULT_SORT, SORTS
 
 MAX_QUERY_CHARS = 2000  # as the search API
@@ -168,6 +168,10 @@ class SearchForm(FiltersForm):
 # The project choice of a team-level token (no project: every project of the team).
 TEAM_LEVEL = 0
 
+# Whom a token made on the tokens page acts for (docs/visibility.md).
+ACTS_FOR_ME = "me"
+ACTS_FOR_TEAM = "team"
+
 
 class TokenForm(forms.Form):
     project = forms.TypedChoiceField(coerce=int)
@@ -183,15 +187,55 @@ class TokenForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": "Choose at least one permission."},
     )
+    acts_for = forms.ChoiceField(
+        label="Acts for",
+        required=False,  # not sent (an older form, a script): its maker
+        initial=ACTS_FOR_ME,
+        help_text="Its sessions are yours and it reads your private ones; a team token's "
+        "sessions belong to the team.",
+    )
+    default_visibility = forms.ChoiceField(
+        label="New sessions",
+        required=False,
+        choices=[("", "The project's default"), *Visibility.choices],
+        help_text="Who reads what it captures, unless a capture says.",
+    )
 
-    def __init__(self, *args, projects=(), grantable=(), **kwargs):
-        """``grantable``: the permissions this person may give (what their role allows)."""
+    def __init__(self, *args, projects=(), grantable=(), person="", **kwargs):
+        """``grantable``: the permissions this person may give (what their role allows);
+        ``person``: their name, for the token acting for them."""
         super().__init__(*args, **kwargs)
+        self.projects = {p.pk: p for p in projects}
         self.fields["project"].choices = [(p.pk, p.name) for p in projects] + [
             (TEAM_LEVEL, "All projects (team-level: by working directory)")
         ]
-        self.fields["project"].widget.attrs["class"] = "input"
+        self.fields["acts_for"].choices = [
+            (ACTS_FOR_ME, f"Me ({person})" if person else "Me"),
+            (ACTS_FOR_TEAM, "Nobody: a team token"),
+        ]
+        for name in ("project", "acts_for", "default_visibility"):
+            self.fields[name].widget.attrs["class"] = "input"
         self.grantable = frozenset(grantable)
+
+    def clean_acts_for(self):
+        return self.cleaned_data["acts_for"] or ACTS_FOR_ME
+
+    def clean(self):
+        cleaned = super().clean()
+        chosen = cleaned.get("default_visibility")
+        if chosen == Visibility.PRIVATE and cleaned.get("acts_for") == ACTS_FOR_TEAM:
+            self.add_error(
+                "default_visibility",
+                "A team token's sessions belong to the team and cannot be private: make it "
+                "act for you, or choose summary.",
+            )
+        project = self.projects.get(cleaned.get("project"))
+        if chosen and project is not None and chosen not in project.allowed_visibilities:
+            self.add_error(
+                "default_visibility",
+                f"{project.name} allows only {', '.join(project.allowed_visibilities)} sessions.",
+            )
+        return cleaned
 
     def clean_permissions(self):
         chosen = self.cleaned_data["permissions"]
@@ -206,6 +250,17 @@ class TokenForm(forms.Form):
                 "in its project."
             )
         return [p for p in TokenPermission.values if p in chosen]
+
+
+class VisibilityForm(forms.Form):
+    """Who reads a session: ``choices`` are those the person may give it (its page)."""
+
+    visibility = forms.ChoiceField(label="Visibility")
+
+    def __init__(self, *args, choices=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["visibility"].choices = list(choices)
+        self.fields["visibility"].widget.attrs["class"] = "input"
 
 
 class DeleteForm(forms.Form):

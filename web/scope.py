@@ -5,6 +5,11 @@ Everything a page lists goes through ``Access.scope`` narrowed to the current te
 a project, when one is picked or asked for): ``team_access``, ``project_access``,
 ``narrowed``. Single objects are looked up through the whole ``access``, so a link to a
 teammate's session in another of your teams works, and another team's object is a 404.
+
+Sessions are also read at a ``Reading`` (docs/visibility.md): the lists and a session's page
+at ``LISTED`` (a teammate's 'summary' session shows its title and summary, an admin sees that
+a private one exists), what shows or changes its messages at ``CONTENT`` (the default), so a
+session the caller may not read that far is a 404 there too.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from sessions.models import Session
-from teams.access import Access, role_needed
+from teams.access import Access, Reading, role_needed
 from teams.models import Project, Team
 
 SESSION_TEAM_KEY = "web_team_id"
@@ -121,13 +126,18 @@ class Workspace:
         """The current team, narrowed to the project picked in the switcher, if any."""
         return self.narrowed(self.project.pk if self.project is not None else None)
 
-    def sessions(self):
-        """Sessions of the current team (any deletion state)."""
-        return self.team_access.scope(Session.objects.all())
+    def sessions(self, reading: Reading = Reading.CONTENT):
+        """Sessions of the current team (any deletion state) read at ``reading``."""
+        return self.team_access.scope(Session.objects.all(), reading=reading)
 
-    def session_or_404(self, public_id: str, *, alive: bool | None = None) -> Session:
-        """One session of any of the caller's teams, or 404 (another team's, or none)."""
-        queryset = self.access.scope(Session.objects.select_related("project", "project__team"))
+    def session_or_404(
+        self, public_id: str, *, alive: bool | None = None, reading: Reading = Reading.CONTENT
+    ) -> Session:
+        """One session of any of the caller's teams it reads at ``reading``, or 404
+        (another team's, a teammate's it may not read that far, or none)."""
+        queryset = self.access.scope(
+            Session.objects.select_related("project", "project__team", "owner"), reading=reading
+        )
         if alive is True:
             queryset = queryset.alive()
         elif alive is False:

@@ -17,6 +17,7 @@ from web.views import (
     sessions,
     tokens,
     trash,
+    visibility,
 )
 
 app_name = "web"
@@ -30,6 +31,7 @@ urlpatterns = [
     path("sessions", sessions.session_list, name="sessions"),
     path("sessions/bulk-delete", bulk.bulk_delete, name="bulk-delete"),
     path("trash/restore", bulk.bulk_restore, name="bulk-restore"),
+    path("sessions/visibility", visibility.bulk_visibility, name="bulk-visibility"),
     path("sessions/<str:public_id>", session.session_detail, name="session"),
     path("sessions/<str:public_id>/messages", session.session_messages, name="messages"),
     path(
@@ -40,6 +42,11 @@ urlpatterns = [
     path("sessions/<str:public_id>/similar", session.session_similar, name="similar"),
     path("sessions/<str:public_id>/export", session.session_export, name="export"),
     path("sessions/<str:public_id>/delete", session.session_delete, name="delete"),
+    path(
+        "sessions/<str:public_id>/visibility",
+        visibility.session_visibility,
+        name="session-visibility",
+    ),
     path("sessions/<str:public_id>/messages/<int:seq>/pin", session.message_pin, name="pin"),
     path("sessions/<str:public_id>/anonymize", anonymize.session_anonymize, name="anonymize"),
     path("sessions/<str:public_id>/restore", trash.session_restore, name="restore"),

@@ -353,6 +353,7 @@ class SessionSerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(
         slug_field="username",
         read_only=True,
+        allow_null=True,  # a team token's sessions have no owner: the schema says null
         help_text="The person whose session it is; null: the team's.",
     )
     reading = serializers.SerializerMethodField(

@@ -60,6 +60,7 @@ DOCUMENTED = {
     "GET /api/v1/aliases": {200, 400, 401, 403, 404, 503},
     "DELETE /api/v1/sessions/{id}/messages/{seq}": {204, 400, 401, 403, 404, 409, 503},
     "POST /api/v1/sessions/delete": {200, 400, 401, 403, 404, 409, 413, 415, 503},
+    "POST /api/v1/sessions/visibility": {200, 400, 401, 403, 404, 413, 415, 503},
     "GET /api/v1/deletions": {200, 400, 401, 403, 404, 503},
     "GET /api/v1/memories/export": {200, 400, 401, 403, 404, 503},
     "POST /api/v1/memories/import": {201, 400, 401, 403, 404, 413, 503},

@@ -47,11 +47,23 @@ RULES_BEYOND_THE_SCHEMA = {
     "GET /api/v1/entities": FILTER_RULES,
     # No filter at all needs "all": true (an empty body never deletes everything).
     "POST /api/v1/sessions/delete": FILTER_RULES | {"all"},
-    # ended_at not before started_at; either messages or a conversation, not both
-    "POST /api/v1/sessions": {"project", "started_at", "ended_at", "conversation"},
+    # ended_at not before started_at; either messages or a conversation, not both. A
+    # visibility must be one the project allows, and 'private' needs a token acting for a
+    # person (docs/visibility.md): the token and the project decide, not the schema.
+    "POST /api/v1/sessions": {
+        "project",
+        "started_at",
+        "ended_at",
+        "conversation",
+        "visibility",
+        "detail",
+    },
     # The uploaded file is read by its format's importer: detail, line and field say where.
-    "POST /api/v1/import": {"project", "file", "detail", "line", "field"},
-    "POST /api/v1/events": {"project", "detail", "line", "field"},
+    "POST /api/v1/import": {"project", "file", "detail", "line", "field", "visibility"},
+    "POST /api/v1/events": {"project", "detail", "line", "field", "visibility"},
+    # The sessions' project must allow the visibility; a team's session is never private.
+    "POST /api/v1/sessions/visibility": {"visibility", "detail"},
+    "PATCH /api/v1/sessions/{id}": {"visibility", "detail"},
     "POST /api/v1/anonymize": {"project"},
     "GET /api/v1/memories/export": {"project", "session"},
     # Memory files are read and checked entry by entry: file, entry and field say where.

@@ -121,7 +121,9 @@ def test_sessions_list_shows_this_directorys_project_another_or_all(
     assert main(["sessions", "list"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[0].split() == ["SESSION", "STARTED", "AGENT", "MSGS", "SIZE", "TITLE"]
+    assert lines[0].split() == [
+        "SESSION", "STARTED", "AGENT", "MSGS", "SIZE", "OWNER", "VISIBILITY", "TITLE"
+    ]  # fmt: skip
     assert [line.split()[0] for line in lines[1:]] == mine[::-1]  # newest first
     assert "2 session(s) in this directory's project" in err
 

@@ -32,6 +32,8 @@ POLICY_FIELDS = [
     "redact_emails",
     "redact_phones",
     "memory_review_threshold",
+    "default_visibility",
+    "allowed_visibilities",
 ]
 
 
@@ -95,7 +97,14 @@ def test_the_change_form_shows_every_policy_with_its_help_and_the_preview(staff,
         assert f'name="{field}"' in html, field
         help_text = str(Project._meta.get_field(field).help_text)
         assert help_text[:40] in html, field  # the admin shows help text as written
-    for legend in ("Retention and trash", "Lifecycle", "Session size", "Privacy", "Memory review"):
+    for legend in (
+        "Retention and trash",
+        "Lifecycle",
+        "Session size",
+        "Privacy",
+        "Memory review",
+        "Who reads sessions",
+    ):
         assert legend in html
     assert 'id="retention-preview"' in html and "web/admin-retention.js" in html
     assert "moves nothing to the trash" in html  # no retention yet
@@ -173,3 +182,25 @@ def test_another_teams_project_is_out_of_reach(staff, project):
     assert staff.get(change_url(foreign)).status_code == 302  # the admin's "does not exist"
     listing = staff.get("/admin/teams/project/").content.decode()
     assert project.name in listing and foreign.name not in listing
+
+
+def test_visibility_defaults_are_set_in_the_admin_and_checked(staff, project):
+    saved = staff.post(
+        change_url(project),
+        form_data(project, default_visibility="private", allowed_visibilities=["private", "team"]),
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    project.refresh_from_db()
+    assert project.default_visibility == "private"
+    assert project.allowed_visibilities == ["private", "team"]
+
+    refused = staff.post(
+        change_url(project),
+        form_data(project, default_visibility="summary", allowed_visibilities=["team"]),
+    )
+    assert refused.status_code == 200
+    assert "The default visibility must be one of the allowed ones." in refused.content.decode()
+    nothing = staff.post(change_url(project), form_data(project, allowed_visibilities=[]))
+    assert "Allow at least one visibility." in nothing.content.decode()
+    project.refresh_from_db()
+    assert project.allowed_visibilities == ["private", "team"]

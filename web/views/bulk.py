@@ -21,6 +21,7 @@ from sessions.forget.bulk import (
     soft_delete_many,
 )
 from sessions.forget.records import criteria_of
+from teams.access import Reading
 from teams.models import Role
 from web.forms import DeleteForm
 from web.scope import Workspace, team_required
@@ -37,7 +38,8 @@ def _plural(n: int, word: str) -> str:
 
 def _selection(request, workspace):
     ids = [i.strip() for i in request.POST.getlist(SELECTION_KEY) if i.strip()][:MAX_BULK]
-    return ids, workspace.sessions().filter(public_id__in=ids)
+    # Listed, as the list shows them: an admin deletes or restores a private session too.
+    return ids, workspace.sessions(Reading.LISTED).filter(public_id__in=ids)
 
 
 def _list_url(query: str) -> str:

@@ -1,5 +1,10 @@
 """One session: the transcript (paged by seq), its enrichment, export, similar sessions,
-and delete (a confirmation page first)."""
+delete (a confirmation page first), and who reads it (its owner and visibility).
+
+The page shows as much as the caller reads (docs/visibility.md): all of it; a teammate's
+'summary' session without its messages, entities or similar sessions; a teammate's private
+session, to an admin, only that it exists (its title, owner, dates, size and lifecycle) with
+what an admin does to it (delete, restore, purge, make it less visible)."""
 
 from __future__ import annotations
 
@@ -20,12 +25,14 @@ from sessions.forget.size import size_breakdown
 from sessions.models import Entity, EntityType, Message
 from sessions.portable.session_export import FORMATS as EXPORT_FORMATS
 from sessions.portable.session_export import UnknownExportFormat, export_response
+from teams.access import Reading
 from teams.models import Role
-from web.forms import DeleteForm
+from web.forms import DeleteForm, VisibilityForm
 from web.scope import Workspace, team_required
 from web.transcript import PAGE_SIZE, load_page
 from web.views.memories import session_memories
 from web.views.util import is_htmx, session_action, session_with_role, wrong_state_redirect
+from web.views.visibility import visibility_choices
 
 ENTITIES_SHOWN = 300
 SIMILAR_SHOWN = 5
@@ -60,11 +67,33 @@ def enrichment_state(session) -> dict:
     return {"messages": counts, "session": session.enrichment_status}
 
 
+def content_context(session, start: int) -> dict:
+    """What only a caller who reads the session's content sees: its messages (a page from
+    ``start``), its entities."""
+    page = load_page(session, after=start - 1)
+    return {
+        "page": page,
+        "start": start,
+        "earlier_from": max(0, start - PAGE_SIZE) if start > 0 else None,
+        "entities": grouped_entities(session),
+    }
+
+
+def visibility_form(session, choices) -> VisibilityForm | None:
+    """The control of who reads it, for a person who may change that (None: nobody here)."""
+    if not choices:
+        return None
+    return VisibilityForm(choices=choices, initial={"visibility": session.visibility})
+
+
 @team_required
 def session_detail(request, public_id):
     workspace = Workspace.of(request)
-    session = workspace.session_or_404(public_id)
-    if opened(session):
+    session = workspace.session_or_404(public_id, reading=Reading.LISTED)
+    reading = workspace.access.reading(session)
+    reads_content = reading == Reading.CONTENT
+    # A read of its content keeps it; an admin's look at a session it does not read does not.
+    if reads_content and opened(session):
         messages.info(
             request,
             "This session was archived; it is restored. Search by meaning finds its "
@@ -74,24 +103,29 @@ def session_detail(request, public_id):
     at = _int(request.GET.get("at"))
     if at is not None and start is None:
         start = max(0, at - CONTEXT_BEFORE)
-    start = start or 0
-    page = load_page(session, after=start - 1)
+    choices = visibility_choices(workspace.access, session)
+    is_admin = workspace.can(Role.ADMIN, session.team_id)
     context = {
         "session": session,
-        "page": page,
-        "start": start,
-        "earlier_from": max(0, start - PAGE_SIZE) if start > 0 else None,
-        "entities": grouped_entities(session),
+        "reading": str(reading),
+        "owns": workspace.access.owns(session),
+        "visibility_form": visibility_form(session, choices),
         "enrichment": enrichment_state(session),
         "deadline": recovery_deadline(session),
-        "can_export": workspace.can(Role.MEMBER, session.team_id),
-        "can_delete": workspace.can(Role.ADMIN, session.team_id),
+        "can_export": reads_content and workspace.can(Role.MEMBER, session.team_id),
+        "can_anonymize": reads_content and is_admin,
+        "can_delete": is_admin,
         "can_pin": workspace.can(Role.MEMBER, session.team_id),
-        "can_remove": workspace.can(Role.ADMIN, session.team_id),
+        "can_remove": is_admin,
         "size": size_breakdown(session),
         "export_formats": list(EXPORT_FORMATS),
-        "memories": session_memories(workspace.access, session),
+        # Accepted memories of a 'summary' session are the team's too (Access.scope decides).
+        "memories": session_memories(workspace.access, session)
+        if reading != Reading.LISTED
+        else None,
     }
+    if reads_content:
+        context.update(content_context(session, start or 0))
     return render(request, "web/session/detail.html", context)
 
 
@@ -133,7 +167,7 @@ def message_pin(request, public_id, seq):
 @team_required
 def session_similar(request, public_id):
     workspace = Workspace.of(request)
-    session = workspace.session_or_404(public_id)
+    session = workspace.session_or_404(public_id)  # its content: a summary's would tell
     access = workspace.access.narrowed(team_id=session.team_id)
     similar = similar_sessions(session, access, SIMILAR_SHOWN)
     template = "web/session/_similar.html" if is_htmx(request) else "web/session/similar.html"
@@ -159,7 +193,7 @@ def session_export(request, public_id):
     return response
 
 
-@session_action(Role.ADMIN)
+@session_action(Role.ADMIN, reading=Reading.LISTED)
 def session_delete(request, session):
     if elsewhere := wrong_state_redirect(request, session, in_trash=False):
         return elsewhere

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 
 from sessions.forget.lifecycle import purge, recovery_deadline, restore
 from sessions.models import Session
+from teams.access import Reading
 from teams.models import Role
 from web.pagination import TRASH_SORTS, paginate_or_first
 from web.scope import Workspace, team_required
@@ -18,8 +19,9 @@ from web.views.util import session_action, wrong_state_redirect
 @team_required
 def trash(request):
     workspace = Workspace.of(request)
-    queryset = workspace.project_access.scope(Session.objects.in_trash())
-    queryset = queryset.select_related("project", "deleted_by")
+    # Listed, as the session list is: an admin restores or purges a private session too.
+    queryset = workspace.project_access.scope(Session.objects.in_trash(), reading=Reading.LISTED)
+    queryset = queryset.select_related("project", "deleted_by", "owner")
     page, errors = paginate_or_first(
         queryset, "deleted", request.GET.get("cursor"), sorts=TRASH_SORTS
     )
@@ -38,7 +40,7 @@ def trash(request):
     )
 
 
-@session_action(Role.ADMIN, methods=("POST",))
+@session_action(Role.ADMIN, methods=("POST",), reading=Reading.LISTED)
 def session_restore(request, session):
     if elsewhere := wrong_state_redirect(request, session, in_trash=True):
         return elsewhere
@@ -47,7 +49,7 @@ def session_restore(request, session):
     return redirect("web:session", public_id=session.public_id)
 
 
-@session_action(Role.ADMIN)
+@session_action(Role.ADMIN, reading=Reading.LISTED)
 def session_purge(request, session):
     then = "delete it first, then purge it from the trash"
     if elsewhere := wrong_state_redirect(request, session, in_trash=True, then=then):

@@ -10,6 +10,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from sessions.forget.lifecycle import LifecycleConflict, recovery_deadline
+from teams.access import Reading
 from web.scope import Workspace, team_required
 
 
@@ -26,11 +27,11 @@ def safe_next(request, fallback: str) -> str:
     return fallback
 
 
-def session_with_role(request, public_id: str, role: str):
-    """The caller's session ``public_id`` (404 if they cannot see it) when they hold
-    ``role`` in its team (403 if not)."""
+def session_with_role(request, public_id: str, role: str, reading: Reading = Reading.CONTENT):
+    """The caller's session ``public_id`` (404 if they cannot read it at ``reading``) when
+    they hold ``role`` in its team (403 if not)."""
     workspace = Workspace.of(request)
-    session = workspace.session_or_404(public_id)
+    session = workspace.session_or_404(public_id, reading=reading)
     workspace.require(role, session.team_id)
     return session
 
@@ -52,10 +53,14 @@ def wrong_state_redirect(request, session, *, in_trash: bool, then: str = ""):
     return None
 
 
-def session_action(role: str, methods: tuple[str, ...] = ("GET", "POST")):
+def session_action(
+    role: str, methods: tuple[str, ...] = ("GET", "POST"), reading: Reading = Reading.CONTENT
+):
     """A page that acts on one session (delete, restore, purge). Signed in with a team,
-    ``methods`` only; the view gets the session (of the caller's teams, else 404) in place
-    of its id when the caller holds ``role`` in its team (else 403).
+    ``methods`` only; the view gets the session (of the caller's teams, read at
+    ``reading``, else 404) in place of its id when the caller holds ``role`` in its team
+    (else 403). Deleting, restoring and purging need only ``Reading.LISTED``: the team's
+    admins do that to a private session they do not read (docs/visibility.md).
 
     A ``LifecycleConflict`` the view raises is the pages' one answer to it: the session
     changed state between the page and the click (someone else deleted, restored or
@@ -66,7 +71,7 @@ def session_action(role: str, methods: tuple[str, ...] = ("GET", "POST")):
         @require_http_methods(list(methods))
         @wraps(view)
         def wrapped(request, public_id):
-            session = session_with_role(request, public_id, role)
+            session = session_with_role(request, public_id, role, reading)
             try:
                 return view(request, session)
             except LifecycleConflict as exc:
