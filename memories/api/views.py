@@ -200,6 +200,12 @@ class MemoryScopedMixin:
         """``memory`` with its links to the memories the caller reads."""
         return MemoryDetailSerializer(memory, context={"access": self.access}).data
 
+    def as_changed(self, memory: Memory) -> Memory:
+        """``memory`` (which the caller read) as it is after the caller's change: an admin
+        who made it private no longer reads it, yet gets the answer to the change."""
+        changed = Memory.objects.filter(pk=memory.pk)
+        return with_listing(changed, self.access).get()
+
     def find_session(
         self, reference: str, *, field: str = "session", reading=Reading.CONTENT
     ) -> Session:
@@ -475,7 +481,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
                 audience.change(self.access, memory, values["visibility"])
             if columns or details:
                 edit(memory, columns, details)
-        return Response(self.detailed(self.get_memory()))
+        return Response(self.detailed(self.as_changed(memory)))
 
     @extend_schema(
         parameters=[
@@ -638,7 +644,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         payload = VisibilitySerializer(data=json_object(request_data(request)))
         payload.is_valid(raise_exception=True)
         audience.change(self.access, memory, payload.validated_data["visibility"])
-        return Response(self.detailed(self.get_memory()))
+        return Response(self.detailed(self.as_changed(memory)))
 
     @extend_schema(
         request=BulkReviewSerializer,
