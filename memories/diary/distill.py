@@ -188,7 +188,9 @@ def _parts(draft: Draft) -> dict:
 
 def _session_line(session: Session) -> str:
     summary = session.summary
-    if not summary:  # not enriched yet: summarise it here, the same way
+    # Not enriched yet: summarised here, the same way (for a 'summary' session, the summary
+    # the team would read once it is enriched, not its messages).
+    if not summary:
         summary = summarize(Message.objects.of_session(session), max_chars=SESSION_SUMMARY_CHARS)
     label = f"{session.public_id} ({session.title})" if session.title else session.public_id
     return " ".join(f"{label}: {summary or 'no messages'}".split())

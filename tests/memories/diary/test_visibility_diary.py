@@ -164,3 +164,35 @@ def test_distilling_twice_keeps_one_entry_per_audience(day, people):
     distill_day(DAY)
     assert sorted(DiaryEntry.objects.values_list("character", "owner_id")) == before
     assert len(before) == 3
+
+
+def test_the_optional_model_reads_only_the_messages_the_entrys_audience_reads(
+    project, people, settings
+):
+    from tests.sessions.enrich.test_summary import Server
+
+    chat(
+        project,
+        "sam",
+        "max",
+        [("user", "The customer Acme pays 40k a year.")],
+        owner=people.alice,
+        visibility=Visibility.SUMMARY,
+        summary="Pricing discussed.",
+    )
+    chat(
+        project,
+        "sam",
+        "cathy",
+        [("user", "I am interviewing at another company on Friday.")],
+        owner=people.alice,
+        visibility=Visibility.PRIVATE,
+    )
+    with Server("ok") as server:
+        settings.SUMMARY_LLM_URL, settings.SUMMARY_LLM_MODEL = server.url, "tiny"
+        distill_day(DAY)
+    sent = " ".join(str(request["body"]) for request in server.requests)
+    assert "Acme" not in sent  # the team's entry: a summary session's messages stay unread
+    assert "interviewing" in sent  # alice's private entry reads her own session
+    team_max = DiaryEntry.objects.get(character="max")
+    assert team_max.method == "offline" and "Pricing discussed." in team_max.happened
