@@ -348,6 +348,7 @@ class MemorySerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(
         slug_field="username",
         read_only=True,
+        allow_null=True,
         help_text="The person whose memory it is (its session's owner, or who recorded it); "
         "null: the team's.",
     )
