@@ -7,7 +7,8 @@ change it, and how the memories of a session follow it when its visibility chang
   once accepted; its proposals are its owner's to review.
 - Recorded on purpose (the API, MCP, the UI, an import): what the request asks for, else the
   session's when it names one, else its token's default, else its project's; the owner is
-  the person the caller reads as (``Access.person_id``). A memory with no owner (a team
+  the person the caller reads as (``Access.person_id``; a team token's memory of a session
+  is the session owner's). A memory with no owner (a team
   token's) belongs to the team and cannot be private: asked for, that is a 400; by default
   it is 'summary', as a team token's session is (``sessions.visibility.for_capture``).
 - Later: the owner gives it any visibility its project allows (shares it with the team, or
@@ -53,13 +54,25 @@ def for_record(
     """What a memory recorded on purpose by ``access`` (None: the server itself) gets."""
     owner_id = access.person_id if access is not None else None
     if asked:
-        if session_visibility.checked(asked) == Visibility.PRIVATE and owner_id is None:
+        visibility = allowed(project, session_visibility.checked(asked))
+        if visibility == Visibility.PRIVATE and owner_id is None:
             raise VisibilityError(NO_OWNER_PRIVATE)
-        return session_visibility.for_capture(access, project, asked)
+        return Ownership(owner_id, visibility)
     if session is not None:
-        # About a session: no more visible than it, and its owner's when it is not the team's.
-        return Ownership(session.owner_id or owner_id, session.visibility)
+        # About a session: as visible as it (only its readers may name it); the recorder's,
+        # else (a team token's) the session owner's.
+        return Ownership(owner_id or session.owner_id, session.visibility)
     return session_visibility.for_capture(access, project)
+
+
+def allowed(project: Project, visibility: str) -> str:
+    """``visibility``, or a 400 when ``project`` does not allow it."""
+    if visibility not in project.allowed_visibilities:
+        raise VisibilityError(
+            f"project {project} does not allow {visibility!r} memories; it allows "
+            f"{', '.join(project.allowed_visibilities)}"
+        )
+    return visibility
 
 
 def refusal(access: Access, memory: Memory, visibility: str) -> str | None:
@@ -85,12 +98,7 @@ def change(access: Access, memory: Memory, visibility: str) -> bool:
     nothing changed. Returns whether it changed; the days of its diaries are marked due."""
     from memories.diary import due
 
-    visibility = session_visibility.checked(visibility)
-    if visibility not in memory.project.allowed_visibilities:
-        raise VisibilityError(
-            f"project {memory.project} does not allow {visibility!r}; it allows "
-            f"{', '.join(memory.project.allowed_visibilities)}"
-        )
+    visibility = allowed(memory.project, session_visibility.checked(visibility))
     if visibility == Visibility.PRIVATE and memory.owner_id is None:
         raise VisibilityError(f"{memory.public_id} belongs to the team (no owner): not private")
     why = refusal(access, memory, visibility)
