@@ -119,17 +119,17 @@ def _forget_entries_of(memory: Memory) -> None:
     (its day is distilled again): those of its person on its day, and those listing its
     session."""
     from memories.diary import due
-    from memories.diary.models import DiaryEntry
 
-    day = memory.occurred_at.astimezone(UTC).date()
-    DiaryEntry.objects.filter(project_id=memory.project_id, person=memory.person, day=day).delete()
+    _forget_entries_holding(Memory.objects.filter(pk=memory.pk))
     if memory.session_id:
         due.forget_entries(session_public_ids=[memory.session.public_id])
 
 
 def follow_sessions(session_ids: list[int]) -> Counter:
-    """The memories of these sessions take their session's owner and visibility again
-    (``memories.derived`` deletes their diary entries and marks the days due)."""
+    """The memories of these sessions take their session's owner and visibility again, and
+    the diary entries that may hold them (their person's, on their day) go now, their days
+    marked due (``memories.derived`` does the same for the entries listing the sessions)."""
+    _forget_entries_holding(Memory.objects.filter(session_id__in=session_ids))
     changed = 0
     for owner_id, visibility, ids in _sessions_by_ownership(session_ids):
         changed += (
@@ -138,6 +138,27 @@ def follow_sessions(session_ids: list[int]) -> Counter:
             .update(owner_id=owner_id, visibility=visibility, updated_at=timezone.now())
         )
     return Counter(memories=changed)
+
+
+def _forget_entries_holding(memories) -> None:
+    """The diary entries of these memories' people on the days that hold them (the day each
+    was said, and its session's days: an entry lists the memories of the day's sessions)
+    go now; those days are marked due."""
+    from memories.diary import due
+    from memories.diary.models import DiaryEntry
+
+    held = set()
+    rows = memories.values_list(
+        "team_id", "project_id", "person", "occurred_at", "session__started_at", "session__ended_at"
+    )
+    for team_id, project_id, person, occurred, started, ended in rows:
+        days = {occurred.astimezone(UTC).date()}
+        if started is not None:
+            days |= set(due.days_between(started, ended))
+        held |= {(team_id, project_id, person, day) for day in days}
+    for _team, project_id, person, day in held:
+        DiaryEntry.objects.filter(project_id=project_id, person=person, day=day).delete()
+    due.mark((team_id, day) for team_id, _project, _person, day in held)
 
 
 def _sessions_by_ownership(session_ids: list[int]):

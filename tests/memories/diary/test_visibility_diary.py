@@ -196,3 +196,23 @@ def test_the_optional_model_reads_only_the_messages_the_entrys_audience_reads(
     assert "interviewing" in sent  # alice's private entry reads her own session
     team_max = DiaryEntry.objects.get(character="max")
     assert team_max.method == "offline" and "Pricing discussed." in team_max.happened
+
+
+def test_a_memory_held_in_another_characters_entry_leaves_it_at_once(project, people):
+    review = chat(
+        project,
+        "sam",
+        "rex",
+        [("user", "Review the parser.")],
+        owner=people.alice,
+        visibility=Visibility.TEAM,
+    )
+    # Said in rex's session, held by cathy: cathy's entry holds it, and does not list it.
+    record(project, MemoryDraft("fact", "Sam's pager number is 555", review, agent="cathy"))
+    distill_day(DAY)
+    cathy = DiaryEntry.objects.get(character="cathy")
+    assert "pager" in cathy.text and review.public_id not in cathy.sessions
+    session_visibility.change(reader(people.alice), [review], Visibility.PRIVATE)
+    assert "pager" not in texts(people, "bob")
+    due.distill_due()
+    assert "pager" not in texts(people, "bob") and "pager" in texts(people, "alice")
