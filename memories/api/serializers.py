@@ -29,6 +29,7 @@ from memories.models import (
 )
 from memories.retrieve.query import MemoryFilters, visible
 from sessions.api.serializers import StorableDateTimeField, StorableFieldsMixin
+from teams.access import Reading
 from teams.models import Visibility
 from transcripts.sanitize import clean_json, clean_surrogates
 
@@ -398,7 +399,16 @@ class MemorySerializer(serializers.ModelSerializer):
         return f"{memory.project.team.slug}/{memory.project.slug}"
 
     def get_session(self, memory) -> str | None:
-        return memory.session.public_id if memory.session_id else None
+        return self._session_id(memory.session) if memory.session_id else None
+
+    def _session_id(self, session) -> str | None:
+        """A session's id, unless the reader (``access`` in the context) may not even read
+        its summary: a teammate's private session stays unnamed (a memory its owner shared
+        out of it, a memory a private session made stale)."""
+        access = self.context.get("access")
+        if access is not None and access.reading(session) == Reading.LISTED:
+            return None
+        return session.public_id
 
     def get_created_by(self, memory) -> str | None:
         return memory.created_by.get_username() if memory.created_by_id else None
@@ -413,7 +423,7 @@ class MemorySerializer(serializers.ModelSerializer):
         session = memory.stale_session
         return {
             "since": memory.stale_since,
-            "session": session.public_id if session is not None else None,
+            "session": self._session_id(session) if session is not None else None,
         }
 
 
@@ -763,7 +773,9 @@ class TimelineEventSerializer(serializers.Serializer):
     content = serializers.CharField()
 
     def get_session(self, memory) -> str | None:
-        return memory.session.public_id if memory.session_id else None
+        if not memory.session_id:
+            return None
+        return MemorySerializer(context=self.context)._session_id(memory.session)
 
 
 class BucketSerializer(serializers.Serializer):

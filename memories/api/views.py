@@ -309,11 +309,13 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
                 memory.relevance = round(hit.relevance, 4)
                 ranked.append(memory)
             record_access(ranked)
-            results = MemorySerializer(ranked, many=True).data
+            results = MemorySerializer(ranked, many=True, context={"access": access}).data
             return Response({"next": None, "previous": None, "results": results})
         self.sort = params.validated_data["sort"]
         page = paginator.paginate_queryset(with_listing(memories, access), request, view=self)
-        return paginator.get_paginated_response(MemorySerializer(page, many=True).data)
+        return paginator.get_paginated_response(
+            MemorySerializer(page, many=True, context={"access": access}).data
+        )
 
     def aggregated(self, request):
         """The memories an aggregation is over, and the ``limit`` asked for (or None)."""
@@ -400,7 +402,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         memory.superseded = [old.public_id for old in recorded.superseded]
         created = recorded.outcome == "created"
         return Response(
-            RecordedSerializer(memory).data,
+            RecordedSerializer(memory, context={"access": self.access}).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
@@ -764,7 +766,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
             raise InvalidQuery({"limit": [f"must be a whole number from 0 to {MAX_RELATED}"]})
         found = related(self.access, memory, limit=int(limit))
         body = {"memory": memory.public_id, "links": found.links, "similar": found.similar}
-        return Response(RelatedSerializer(body).data)
+        return Response(RelatedSerializer(body, context={"access": self.access}).data)
 
     @extend_schema(
         parameters=[AggregateParamsSerializer],
@@ -792,7 +794,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
     def timeline(self, request):
         memories, limit = self.aggregated(request)
         found = timeline(memories.select_related("session"), limit or 200)
-        return Response(TimelineSerializer(vars(found)).data)
+        return Response(TimelineSerializer(vars(found), context={"access": self.access}).data)
 
 
 class AgentStateView(MemoryScopedMixin, ScopedAPIView):
@@ -821,7 +823,7 @@ class AgentStateView(MemoryScopedMixin, ScopedAPIView):
         state = states.order_by("-updated_at", "-id").first()
         if state is None:
             raise exceptions.NotFound(f"No state of agent {agent!r} in your projects.")
-        return Response(MemorySerializer(state).data)
+        return Response(MemorySerializer(state, context={"access": access}).data)
 
     @extend_schema(
         request=AgentStateInSerializer,
@@ -850,4 +852,5 @@ class AgentStateView(MemoryScopedMixin, ScopedAPIView):
         )
         state = with_listing(Memory.objects.filter(pk=recorded.memory.pk), self.access).get()
         code = status.HTTP_201_CREATED if recorded.outcome == "created" else status.HTTP_200_OK
-        return Response(MemorySerializer(state).data, status=code)
+        body = MemorySerializer(state, context={"access": self.access}).data
+        return Response(body, status=code)

@@ -253,3 +253,15 @@ def test_a_memory_listing_narrows_by_visibility(project, people):
     assert ids_listed(people, "bob", visibility="private") == set()
     bad = people.client("alice").get(URL, {"visibility": "secret"})
     assert bad.status_code == 400 and "visibility" in bad.json()
+
+
+def test_a_shared_memory_does_not_name_its_private_session(project, people):
+    session = owned_session(project, people.alice, Visibility.PRIVATE)
+    memory = recorded(project, "Keep the staging DB small", session)
+    people.client("alice").post(f"{URL}/{memory.public_id}/visibility", {"visibility": "team"})
+    as_bob = people.client("bob").get(f"{URL}/{memory.public_id}").json()
+    assert as_bob["session"] is None
+    listed = people.client("bob").get(URL).json()["results"]
+    assert [m["session"] for m in listed if m["id"] == memory.public_id] == [None]
+    as_alice = people.client("alice").get(f"{URL}/{memory.public_id}").json()
+    assert as_alice["session"] == session.public_id
