@@ -353,6 +353,7 @@ class SessionSerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(
         slug_field="username",
         read_only=True,
+        allow_null=True,  # the schema says null may come (a session of the team)
         help_text="The person whose session it is; null: the team's.",
     )
     reading = serializers.SerializerMethodField(
