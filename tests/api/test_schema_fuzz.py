@@ -48,9 +48,13 @@ RULES_BEYOND_THE_SCHEMA = {
     # No filter at all needs "all": true (an empty body never deletes everything).
     "POST /api/v1/sessions/delete": FILTER_RULES | {"all"},
     # ended_at not before started_at; either messages or a conversation, not both
-    "POST /api/v1/sessions": {"project", "started_at", "ended_at", "conversation"},
+    # A visibility the project allows, never private for a token of no person (the refusal
+    # says why in detail and names visibility).
+    "POST /api/v1/sessions": {
+        *("project", "started_at", "ended_at", "conversation", "visibility", "detail"),
+    },
     # The uploaded file is read by its format's importer: detail, line and field say where.
-    "POST /api/v1/import": {"project", "file", "detail", "line", "field"},
+    "POST /api/v1/import": {"project", "file", "detail", "line", "field", "visibility"},
     "POST /api/v1/events": {"project", "detail", "line", "field"},
     "POST /api/v1/anonymize": {"project"},
     "GET /api/v1/memories/export": {"project", "session"},
@@ -88,7 +92,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "GET /api/v1/memories/timeline": {"project", "session", "after", "before"},
     # ... and a visibility its project allows, never private for a token of no person.
     "POST /api/v1/memories": {
-        *("project", "session", "evidence", "scope", "occurred_at", "visibility"),
+        *("project", "session", "evidence", "scope", "occurred_at", "visibility", "detail"),
     },
     "DELETE /api/v1/memories/{id}": {"project", "reason"},
     "GET /api/v1/memories/trash": {"project"},
@@ -118,7 +122,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/v1/memories/review": {"project", "accept", "reject"},
     "POST /api/v1/memories/{id}/links": {"project", "target", "kind"},
     # Visibility: one the project allows; private only for a memory with an owner.
-    "POST /api/v1/memories/{id}/visibility": {"project", "visibility"},
+    "POST /api/v1/memories/{id}/visibility": {"project", "visibility", "detail"},
     "GET /api/v1/agent-states/{agent}": {"project", "session"},
     "PUT /api/v1/agent-states/{agent}": {"project", "session", "agent"},
     "GET /api/v1/people/{person}/recent": {"project"},
