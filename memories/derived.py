@@ -10,6 +10,8 @@
   their own words and lose the evidence.
 - A removed message: its evidence and quotes go; extracted memories read from it go, and
   what else they were read from is read again.
+- A new owner or visibility: the session's memories take it; its diary entries are deleted
+  and their days marked due, so they are written again for their new audience.
 - Anonymisation: the memories of the session, and those with evidence in it, are rewritten
   with the session's anonymizer (content, details, person, agent, topic, tags, quotes, and
   the reasons of their history, which may quote them or name people) and
@@ -154,6 +156,14 @@ class MemoriesDerived(Derived):
         from memories.forget import trash
 
         return Counter(memories=trash.purge_expired(now))
+
+    def visibility_changed(self, session_ids):
+        # Its memories are read as the session is (memories/visibility.py); the entries that
+        # list it were written for its old audience: they go now, in the change's
+        # transaction, and their days are distilled again for the new one.
+        from memories import visibility
+
+        return visibility.follow_sessions(session_ids) + _forget_diaries(session_ids)
 
 
 MEMORY_TEXT = ("content", "person", "agent", "topic")

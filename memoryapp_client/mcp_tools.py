@@ -40,6 +40,7 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 MemoryType = Literal["decision", "finding", "preference", "learning"]
+VisibilityName = Literal["private", "summary", "team"]
 
 # The session fields an agent needs to pick one out of a list (the rest is in resume).
 SESSION_KEYS = (
@@ -68,6 +69,8 @@ MEMORY_KEYS = (
     "priority",
     "relevance",
     "created_at",
+    "owner",
+    "visibility",
 )
 
 DELETED_MEMORY_KEYS = (
@@ -94,6 +97,15 @@ Topic = Annotated[str | None, Field(description="Only sessions with this topic."
 After = Annotated[
     str | None,
     Field(description="Only sessions started at or after this date (YYYY-MM-DD or ISO 8601)."),
+]
+Visibility = Annotated[
+    VisibilityName | None,
+    Field(
+        description="Who reads it: 'private' (only the person this token acts for), 'summary' "
+        "(the team reads the summary and accepted memories, not the messages) or 'team'. "
+        "Default: the token's, else the project's. A token that acts for no person cannot "
+        "ask for 'private'."
+    ),
 ]
 Before = Annotated[
     str | None,
@@ -311,6 +323,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         session: Annotated[
             str | None, Field(description="The id of the session it comes from.")
         ] = None,
+        visibility: Visibility = None,
         fields: Annotated[
             dict[str, Any] | None,
             Field(
@@ -323,8 +336,8 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         """Record a memory for the team: a decision (with its rationale), a finding (a problem,
         open until resolved; with its severity), a preference (of a person) or a learning.
         Restating a memory already recorded merges into it; one on the same topic that
-        contradicts an older one supersedes it. Returns its id (e.g. DEC-001) and the outcome
-        (created or merged).
+        contradicts an older one supersedes it. Returns its id (e.g. DEC-001), the outcome
+        (created or merged) and its visibility (by default its session's, else the project's).
         """
         extra = {
             **(fields or {}),
@@ -337,6 +350,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "person": person,
             "shared": shared,
             "session": session,
+            "visibility": visibility,
         }
         body = await call(lambda client: client.record_memory(type, content, **extra))
         return {**_pick(body, MEMORY_KEYS), "outcome": body.get("outcome", "created")}
@@ -368,6 +382,13 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
                 "in use (accept_memory or reject_memory them)."
             ),
         ] = False,
+        visibility: Annotated[
+            VisibilityName | None,
+            Field(
+                description="Only those of this visibility among what you read: 'private' "
+                "lists your own private memories."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """List the team's memories of one type, most important first: open findings (not resolved
         yet), decisions, preferences or learnings. With a topic, only those about it, best
@@ -383,6 +404,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "min_relevance": 0.3 if topic else None,
             "resolution": "open" if type == "finding" and not include_resolved else None,
             "limit": limit,
+            "visibility": visibility,
         }
         return {"memories": await rows(lambda c: c.memories(**filters), MEMORY_KEYS)}
 
@@ -420,6 +442,28 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
         and the same statement is not proposed again. Returns the memory as it is now.
         """
         body = await call(lambda client: client.review_memory(memory_id, "reject", reason=reason))
+        return _pick(body, MEMORY_KEYS)
+
+    @server.tool()
+    async def set_memory_visibility(
+        memory_id: Annotated[
+            str, Field(min_length=1, description="The memory's id, e.g. DEC-001.")
+        ],
+        visibility: Annotated[
+            VisibilityName,
+            Field(
+                description="'team' shares it with the team, 'private' keeps it to its owner, "
+                "'summary' lets the team read it once accepted."
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Share a memory with the team, or make it private again. Only its owner (the person
+        this token acts for) may; a team admin only to make it less visible. Returns the
+        memory as it is now.
+        """
+        body = await call(
+            lambda client: client.review_memory(memory_id, "visibility", visibility=visibility)
+        )
         return _pick(body, MEMORY_KEYS)
 
     @server.tool(annotations=READ_ONLY)
@@ -469,6 +513,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             Literal["active", "completed", "interrupted", "error"] | None,
             Field(description="Where it stands."),
         ] = None,
+        visibility: Visibility = None,
     ) -> dict[str, Any]:
         """Save the current conversation as a session, so later agents can search and resume it.
         Give the messages, or the whole transcript as text ('User: …' / 'Assistant: …' lines).
@@ -484,6 +529,7 @@ def build_server(get_client: Callable[[], MemoryClient], run_sync: RunSync) -> M
             "workflow": workflow,
             "topics": topics,
             "status": status,
+            "visibility": visibility,
         }
         if messages is not None:
             session["messages"] = [m.model_dump(exclude_none=True) for m in messages]

@@ -91,7 +91,7 @@ class DiaryEntrySerializer(serializers.ModelSerializer):
         fields = [
             "project", "person", "character", "day", "text", "happened", "decisions",
             "preferences", "open_threads", "facts", "sessions", "method", "updated_at",
-            "relevance",
+            "relevance", "visibility",
         ]  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from core.openapi import error
+from memories import visibility as audience
 from memories.models import Memory
 from memories.portable.export import export_document, export_zip
 from memories.portable.load import import_files, read_upload
@@ -23,6 +24,7 @@ from memories.portable.schema import MemoryFile
 from sessions.api.serializers import unzip_limits
 from sessions.api.views import RawBodyParser
 from sessions.models import Session
+from teams.access import Access
 from teams.models import Role, TokenPermission
 from teams.viewsets import ScopedAPIView
 
@@ -94,11 +96,12 @@ class ExportView(ScopedAPIView):
         project, session = scope_of(self, params, role=Role.VIEWER)
         # A download is a member's right for people, but only a read for a token.
         self.require(Role.MEMBER, project.team_id, token_permission=TokenPermission.READ)
-        return export_response(project, session, kind)
+        return export_response(project, session, kind, access=self.access)
 
 
-def export_response(project, session, kind: str = "zip") -> HttpResponse:
-    memories = Memory.objects.filter(project=project)
+def export_response(project, session, kind: str = "zip", *, access: Access) -> HttpResponse:
+    """The memories of ``project`` (or ``session``) that ``access`` reads, as a download."""
+    memories = access.scope(Memory.objects.filter(project=project))
     name = f"memories-{project.slug}"
     if session is not None:
         memories, name = memories.filter(session=session), f"memories-{session.public_id}"
@@ -166,6 +169,9 @@ class ImportView(ScopedAPIView):
             if not request.data:
                 raise exceptions.ValidationError({"file": "the body is empty: send YAML or a zip"})
             files = read_upload("", request.data, unzip_limits())
-        result = import_files(project, files, session=session, by=request.user)
+        # What an imported memory is recorded as: the importer's, as a memory recorded
+        # by them (memories/visibility.py); a file's memories carry no visibility.
+        ownership = audience.for_record(self.access, project, None, session)
+        result = import_files(project, files, session=session, by=request.user, ownership=ownership)
         body = MemoryImportResultSerializer(result).data
         return Response(body, status=status.HTTP_201_CREATED)

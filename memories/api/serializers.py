@@ -27,8 +27,10 @@ from memories.models import (
     MemoryType,
     Resolution,
 )
-from memories.retrieve.query import MemoryFilters
+from memories.retrieve.query import MemoryFilters, visible
 from sessions.api.serializers import StorableDateTimeField, StorableFieldsMixin
+from teams.access import Reading
+from teams.models import Visibility
 from transcripts.sanitize import clean_json, clean_surrogates
 
 MAX_TAGS = 20
@@ -181,6 +183,14 @@ class MemoryInSerializer(StorableFieldsMixin, StrictSerializer):
         help_text="ids of memories it replaces (they become superseded, kept as history)",
     )
     links = LinkInSerializer(many=True, required=False, help_text="relationships to others")
+    visibility = serializers.ChoiceField(
+        choices=Visibility.choices,
+        required=False,
+        help_text="Who reads it: 'private' (you only), 'summary' (the team, once accepted) or "
+        "'team'. Default: its session's, else your token's default, else the project's. A "
+        "token that acts for no person cannot record a private memory. Changed later with "
+        "PATCH (its owner; an admin only to make it less visible).",
+    )
 
     def own_fields(self, data: dict) -> dict:
         """The type's own fields, as stored in ``details``."""
@@ -336,6 +346,13 @@ class MemorySerializer(serializers.ModelSerializer):
         help_text="null, or {since, session}: a later session edited the files it is about, so "
         "it may be stale (POST …/confirm clears it)"
     )
+    owner = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The person whose memory it is (its session's owner, or who recorded it); "
+        "null: the team's.",
+    )
 
     class Meta:
         model = Memory
@@ -373,6 +390,8 @@ class MemorySerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
             "relevance",
+            "owner",
+            "visibility",
         ]
         read_only_fields = fields
 
@@ -380,7 +399,16 @@ class MemorySerializer(serializers.ModelSerializer):
         return f"{memory.project.team.slug}/{memory.project.slug}"
 
     def get_session(self, memory) -> str | None:
-        return memory.session.public_id if memory.session_id else None
+        return self._session_id(memory.session) if memory.session_id else None
+
+    def _session_id(self, session) -> str | None:
+        """A session's id, unless the reader (``access`` in the context) may not even read
+        its summary: a teammate's private session stays unnamed (a memory its owner shared
+        out of it, a memory a private session made stale)."""
+        access = self.context.get("access")
+        if access is not None and access.reading(session) == Reading.LISTED:
+            return None
+        return session.public_id
 
     def get_created_by(self, memory) -> str | None:
         return memory.created_by.get_username() if memory.created_by_id else None
@@ -395,7 +423,7 @@ class MemorySerializer(serializers.ModelSerializer):
         session = memory.stale_session
         return {
             "since": memory.stale_since,
-            "session": session.public_id if session is not None else None,
+            "session": self._session_id(session) if session is not None else None,
         }
 
 
@@ -452,14 +480,19 @@ class MemoryDetailSerializer(MemorySerializer):
         return HistorySerializer(events, many=True).data
 
     def get_links(self, memory) -> list[dict]:
-        """Its relationships both ways: {kind, direction, memory: id}."""
+        """Its relationships both ways, to the memories the caller (``access`` in the
+        context; without one, none) reads: {kind, direction, memory: id}."""
+        access = self.context.get("access")
+        if access is None:
+            return []
+        seen = visible(access, include_deleted=True)
         out = [
             {"kind": link.kind, "direction": "out", "memory": link.target.public_id}
-            for link in memory.links_out.select_related("target")
+            for link in memory.links_out.filter(target__in=seen).select_related("target")
         ]
         return out + [
             {"kind": link.kind, "direction": "in", "memory": link.source.public_id}
-            for link in memory.links_in.select_related("source")
+            for link in memory.links_in.filter(source__in=seen).select_related("source")
         ]
 
 
@@ -493,6 +526,13 @@ class AcceptSerializer(StrictSerializer):
         help_text="edit the statement, then accept it (1 to 4000 characters, not only spaces)",
     )
     reason = text(500, help_text="why (kept in its history)")
+
+
+class VisibilitySerializer(StrictSerializer):
+    visibility = serializers.ChoiceField(
+        choices=Visibility.choices,
+        help_text="'private' (its owner only), 'summary' (the team, once accepted) or 'team'",
+    )
 
 
 class ReasonSerializer(StrictSerializer):
@@ -637,6 +677,11 @@ class MemoryFiltersSerializer(PlainInputMixin, serializers.Serializer):
         help_text="also memories whose priority decayed below 0.3 (left out by default)",
     )
     pinned = serializers.BooleanField(required=False, allow_null=True, default=None)
+    visibility = serializers.ChoiceField(
+        choices=Visibility.choices,
+        required=False,
+        help_text="only those of this visibility among what you read (private: your own)",
+    )
 
     def filters(self, session_id: int | None) -> MemoryFilters:
         data = self.validated_data
@@ -657,6 +702,7 @@ class MemoryFiltersSerializer(PlainInputMixin, serializers.Serializer):
             min_priority=data.get("min_priority"),
             include_decayed=data["include_decayed"],
             pinned=data.get("pinned"),
+            visibility=data.get("visibility", ""),
         )
 
 
@@ -727,7 +773,9 @@ class TimelineEventSerializer(serializers.Serializer):
     content = serializers.CharField()
 
     def get_session(self, memory) -> str | None:
-        return memory.session.public_id if memory.session_id else None
+        if not memory.session_id:
+            return None
+        return MemorySerializer(context=self.context)._session_id(memory.session)
 
 
 class BucketSerializer(serializers.Serializer):

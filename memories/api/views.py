@@ -24,6 +24,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.openapi import AutoSchema, error
+from memories import visibility as audience
 from memories.api.pagination import MemoryCursorPagination
 from memories.api.serializers import (
     INPUT_BY_TYPE,
@@ -48,6 +49,7 @@ from memories.api.serializers import (
     ReviewedSerializer,
     TimelineSerializer,
     TopicsSerializer,
+    VisibilitySerializer,
     input_for,
 )
 from memories.api.trash import TrashActions
@@ -72,6 +74,7 @@ from memories.retrieve.search import search_memories
 from search.api.views import InvalidQuery
 from sessions.api.parsers import JSONParser
 from sessions.models import Message, Session
+from teams.access import Access, Reading
 from teams.models import Role
 from teams.viewsets import ScopedAPIView, ScopedViewSet
 
@@ -147,14 +150,17 @@ def json_object(data) -> dict:
     return data
 
 
-def with_listing(queryset):
+def with_listing(queryset, access: Access):
     # Evidence in a session in the trash is hidden with it (and back on restore), as the
-    # page shows it (web/views/memories.py ``evidence_of``).
-    shown = MemoryEvidence.objects.filter(session__deleted_at__isnull=True).select_related(
-        "message", "session"
+    # page shows it (web/views/memories.py ``evidence_of``); so is evidence in a session
+    # ``access`` does not read (a memory its owner shared out of a private session).
+    shown = (
+        MemoryEvidence.objects.filter(session__deleted_at__isnull=True)
+        .filter(access.readable(MemoryEvidence))
+        .select_related("message", "session")
     )
     return queryset.select_related(
-        "project__team", "session", "created_by", "stale_session"
+        "project__team", "session", "created_by", "stale_session", "owner"
     ).prefetch_related(Prefetch("evidence", queryset=shown))
 
 
@@ -180,7 +186,7 @@ class MemoryScopedMixin:
     """Lookups shared by the memory views: the caller's memories, sessions, params."""
 
     def memories(self, *, include_deleted: bool = False):
-        return with_listing(visible(self.access, include_deleted=include_deleted))
+        return with_listing(visible(self.access, include_deleted=include_deleted), self.access)
 
     def get_memory(self) -> Memory:
         project = self.request.query_params.get("project")
@@ -190,9 +196,25 @@ class MemoryScopedMixin:
             memories = memories.filter(project=self.resolve_project(project, role=Role.VIEWER))
         return find_memory(memories, self.kwargs["id"], prefer_project_id=prefer)
 
-    def find_session(self, reference: str, *, field: str = "session") -> Session:
+    def detailed(self, memory: Memory) -> dict:
+        """``memory`` with its links to the memories the caller reads."""
+        return MemoryDetailSerializer(memory, context={"access": self.access}).data
+
+    def as_changed(self, memory: Memory) -> Memory:
+        """``memory`` (which the caller read) as it is after the caller's change: an admin
+        who made it private no longer reads it, yet gets the answer to the change."""
+        changed = Memory.objects.filter(pk=memory.pk)
+        return with_listing(changed, self.access).get()
+
+    def find_session(
+        self, reference: str, *, field: str = "session", reading=Reading.CONTENT
+    ) -> Session:
+        """A session the caller reads at ``reading``: its content to record a memory of it,
+        its summary to list the memories of it (a 'summary' session's accepted ones)."""
         session = (
-            self.access.scope(Session.objects.select_related("project", "project__team"))
+            self.access.scope(
+                Session.objects.select_related("project", "project__team"), reading=reading
+            )
             .filter(public_id=reference)
             .first()
         )
@@ -233,7 +255,9 @@ class MemoryScopedMixin:
         session_id = None
         if params.validated_data.get("session"):
             try:
-                session_id = self.find_session(params.validated_data["session"]).pk
+                session_id = self.find_session(
+                    params.validated_data["session"], reading=Reading.SUMMARY
+                ).pk
             except exceptions.ValidationError as exc:
                 raise InvalidQuery(exc.detail) from None
         filters = params.filters(session_id)
@@ -275,7 +299,9 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
                 limit,
                 min_relevance=params.validated_data["min_relevance"],
             )
-            found = list(with_listing(Memory.objects.filter(pk__in=[h.memory.pk for h in hits])))
+            found = list(
+                with_listing(Memory.objects.filter(pk__in=[h.memory.pk for h in hits]), access)
+            )
             by_pk = {memory.pk: memory for memory in found}
             ranked = []
             for hit in hits:
@@ -283,11 +309,13 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
                 memory.relevance = round(hit.relevance, 4)
                 ranked.append(memory)
             record_access(ranked)
-            results = MemorySerializer(ranked, many=True).data
+            results = MemorySerializer(ranked, many=True, context={"access": access}).data
             return Response({"next": None, "previous": None, "results": results})
         self.sort = params.validated_data["sort"]
-        page = paginator.paginate_queryset(with_listing(memories), request, view=self)
-        return paginator.get_paginated_response(MemorySerializer(page, many=True).data)
+        page = paginator.paginate_queryset(with_listing(memories, access), request, view=self)
+        return paginator.get_paginated_response(
+            MemorySerializer(page, many=True, context={"access": access}).data
+        )
 
     def aggregated(self, request):
         """The memories an aggregation is over, and the ``limit`` asked for (or None)."""
@@ -331,6 +359,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         values = payload.validated_data
         session = self.find_session(values["session"]) if values.get("session") else None
         project = self.project_for(session, values.get("project"))
+        ownership = audience.for_record(self.access, project, values.get("visibility"), session)
         draft = capture.MemoryDraft(
             type=values["type"],
             content=values["content"],
@@ -349,6 +378,8 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
             occurred_at=values.get("occurred_at"),
             evidence=self.evidence(session, values.get("evidence", [])),
             pinned=values.get("pinned", False),
+            owner_id=ownership.owner_id,
+            visibility=ownership.visibility,
         )
         others = visible(self.access)
         draft.supersedes = [
@@ -366,12 +397,12 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
             recorded = capture.record(project, draft)
             for kind, target in links:
                 capture.link(recorded.memory, target, kind)
-        memory = with_listing(Memory.objects.filter(pk=recorded.memory.pk)).get()
+        memory = with_listing(Memory.objects.filter(pk=recorded.memory.pk), self.access).get()
         memory.outcome = recorded.outcome
         memory.superseded = [old.public_id for old in recorded.superseded]
         created = recorded.outcome == "created"
         return Response(
-            RecordedSerializer(memory).data,
+            RecordedSerializer(memory, context={"access": self.access}).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
@@ -408,7 +439,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         memory = self.get_memory()
         if memory.status != MemoryStatus.DELETED:
             record_access([memory])
-        return Response(MemoryDetailSerializer(memory).data)
+        return Response(self.detailed(memory))
 
     @extend_schema(
         parameters=DETAIL_PARAMETERS,
@@ -421,8 +452,10 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         one that cannot change (type, session, evidence, scope: record a new memory
         instead), is a 400 naming it. 409 when the memory is deleted."""
         memory = self.get_memory()
-        self.require(Role.MEMBER, memory.team_id)
         data = dict(json_object(request.data))
+        if set(data) - {"visibility"}:
+            # Its visibility alone is its owner's (or, lower, an admin's) to change.
+            self.require(Role.MEMBER, memory.team_id)
         fixed = sorted(name for name in data if name in NOT_EDITABLE)
         if fixed:
             raise exceptions.ValidationError(
@@ -445,9 +478,12 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         values = payload.validated_data
         columns = {name: values[name] for name in EDITABLE_COLUMNS if name in values}
         details = {**payload.own_fields(values), **removed}
-        if columns or details:
-            edit(memory, columns, details)
-        return Response(MemoryDetailSerializer(self.get_memory()).data)
+        with transaction.atomic():  # a refused visibility changes nothing else either
+            if "visibility" in values:
+                audience.change(self.access, memory, values["visibility"])
+            if columns or details:
+                edit(memory, columns, details)
+        return Response(self.detailed(self.as_changed(memory)))
 
     @extend_schema(
         parameters=[
@@ -482,7 +518,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         memory = self.get_memory()
         self.require(Role.ADMIN, memory.team_id)
         trash.restore(memory, by=request.user)
-        return Response(MemoryDetailSerializer(self.get_memory()).data)
+        return Response(self.detailed(self.get_memory()))
 
     @extend_schema(
         parameters=DETAIL_PARAMETERS,
@@ -514,7 +550,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
             verification=values.get("verification", ""),
             resolved_by=resolver,
         )
-        return Response(MemoryDetailSerializer(self.get_memory()).data)
+        return Response(self.detailed(self.get_memory()))
 
     def _reviewed(self, change, serializer_class=ReasonSerializer, role=Role.MEMBER):
         memory = self.get_memory()
@@ -522,7 +558,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         payload = serializer_class(data=json_object(request_data(self.request)))
         payload.is_valid(raise_exception=True)
         change(memory, by=self.request.user, **payload.validated_data)
-        return Response(MemoryDetailSerializer(self.get_memory()).data)
+        return Response(self.detailed(self.get_memory()))
 
     @extend_schema(
         parameters=DETAIL_PARAMETERS,
@@ -593,6 +629,24 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
         """Open a resolved finding again. 400 (naming type) for a memory that is not a
         finding; 409 when it is open."""
         return self._reviewed(reviewing.reopen)
+
+    @extend_schema(
+        parameters=DETAIL_PARAMETERS,
+        request=VisibilitySerializer,
+        responses={200: MemoryDetailSerializer, 400: error(400), 403: error(403)},
+    )
+    @action(detail=True, methods=["post"], url_path="visibility")
+    def set_visibility(self, request, id=None):
+        """Who reads the memory: 'private' (its owner), 'summary' (the team, once accepted)
+        or 'team'. Its owner shares it or takes it back; an admin of the team may only make
+        it less visible (403 otherwise, and for anyone else). An unknown visibility, one
+        its project does not allow, or 'private' for a memory with no owner is a 400 naming
+        visibility. The same as PATCH with visibility."""
+        memory = self.get_memory()
+        payload = VisibilitySerializer(data=json_object(request_data(request)))
+        payload.is_valid(raise_exception=True)
+        audience.change(self.access, memory, payload.validated_data["visibility"])
+        return Response(self.detailed(self.as_changed(memory)))
 
     @extend_schema(
         request=BulkReviewSerializer,
@@ -712,7 +766,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
             raise InvalidQuery({"limit": [f"must be a whole number from 0 to {MAX_RELATED}"]})
         found = related(self.access, memory, limit=int(limit))
         body = {"memory": memory.public_id, "links": found.links, "similar": found.similar}
-        return Response(RelatedSerializer(body).data)
+        return Response(RelatedSerializer(body, context={"access": self.access}).data)
 
     @extend_schema(
         parameters=[AggregateParamsSerializer],
@@ -740,7 +794,7 @@ class MemoryViewSet(TrashActions, MemoryScopedMixin, ScopedViewSet):
     def timeline(self, request):
         memories, limit = self.aggregated(request)
         found = timeline(memories.select_related("session"), limit or 200)
-        return Response(TimelineSerializer(vars(found)).data)
+        return Response(TimelineSerializer(vars(found), context={"access": self.access}).data)
 
 
 class AgentStateView(MemoryScopedMixin, ScopedAPIView):
@@ -761,13 +815,15 @@ class AgentStateView(MemoryScopedMixin, ScopedAPIView):
         if params.validated_data.get("project"):
             project = self.resolve_project(params.validated_data["project"], role=Role.VIEWER)
             access = access.narrowed(project=project)
-        states = with_listing(visible(access)).filter(type=MemoryType.AGENT_STATE, agent=agent)
+        states = with_listing(visible(access), access).filter(
+            type=MemoryType.AGENT_STATE, agent=agent
+        )
         if params.validated_data.get("session"):
             states = states.filter(session__public_id=params.validated_data["session"])
         state = states.order_by("-updated_at", "-id").first()
         if state is None:
             raise exceptions.NotFound(f"No state of agent {agent!r} in your projects.")
-        return Response(MemorySerializer(state).data)
+        return Response(MemorySerializer(state, context={"access": access}).data)
 
     @extend_schema(
         request=AgentStateInSerializer,
@@ -787,8 +843,14 @@ class AgentStateView(MemoryScopedMixin, ScopedAPIView):
         project = self.project_for(session, values.pop("project", None))
         by = None if self.access.is_agent else request.user
         recorded = capture.update_agent_state(
-            project, agent=agent, session=session, state=values, by=by
+            project,
+            agent=agent,
+            session=session,
+            state=values,
+            by=by,
+            ownership=audience.for_record(self.access, project, None, session),
         )
-        state = with_listing(Memory.objects.filter(pk=recorded.memory.pk)).get()
+        state = with_listing(Memory.objects.filter(pk=recorded.memory.pk), self.access).get()
         code = status.HTTP_201_CREATED if recorded.outcome == "created" else status.HTTP_200_OK
-        return Response(MemorySerializer(state).data, status=code)
+        body = MemorySerializer(state, context={"access": self.access}).data
+        return Response(body, status=code)

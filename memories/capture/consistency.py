@@ -57,6 +57,9 @@ def _peers(project, draft, *, proposed: bool = False):
         )
     else:
         peers = Memory.objects.active().filter(project=project, type=draft.type)
+    # One audience's memories only (memories/visibility.py): a private memory never merges
+    # into or supersedes one the team reads, nor the other way round.
+    peers = peers.filter(owner_id=draft.owner_id, visibility=draft.visibility)
     if draft.scope == MemoryScope.SESSION:
         peers = peers.filter(session=draft.session)
     if draft.type == MemoryType.AGENT_STATE:

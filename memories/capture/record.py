@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from core.error_codes import ErrorCode
 from core.errors import DomainError
+from memories import visibility as audience
 from memories.capture import consistency, status
 from memories.capture.files import files_of
 from memories.capture.numbering import next_public_id, note_used
@@ -108,6 +109,12 @@ class MemoryDraft:
     # The consistency rules look for a restatement or contradiction; imports of whole files
     # and explicit "record this as new" turn it off.
     reconcile: bool = True
+    # Who reads it (memories/visibility.py): empty, its session's (an extracted memory), else
+    # the project's default for the team. A restatement or contradiction is looked for only
+    # among memories of the same owner and visibility: one audience's memory never merges
+    # into, supersedes or repeats the rejection of another's.
+    owner_id: int | None = None
+    visibility: str = ""
 
 
 @dataclass
@@ -193,6 +200,7 @@ def record(project: Project, draft: MemoryDraft) -> Recorded:
     ``rejected``, with the rejection)."""
     redact_draft(project, draft)
     validate(project, draft)
+    _give_ownership(project, draft)
     draft.content = draft.content.strip()
     draft.agent = holder(draft)
     if draft.type == MemoryType.FINDING and not draft.resolution:
@@ -227,6 +235,17 @@ def record(project: Project, draft: MemoryDraft) -> Recorded:
                 supersede(memory, old, by=by)
                 superseded.append(old)
         return Recorded(memory, "created", superseded)
+
+
+def _give_ownership(project: Project, draft: MemoryDraft) -> None:
+    if draft.visibility:
+        return
+    ownership = (
+        audience.of_session(draft.session)
+        if draft.session is not None
+        else audience.for_record(None, project)
+    )
+    draft.owner_id, draft.visibility = ownership.owner_id, ownership.visibility
 
 
 def _embed(text: str):
@@ -272,6 +291,8 @@ def _create(project: Project, draft: MemoryDraft, initial: str = MemoryStatus.AC
         shared=draft.shared,
         origin=draft.origin,
         created_by=draft.created_by if getattr(draft.created_by, "pk", None) else None,
+        owner_id=draft.owner_id,
+        visibility=draft.visibility,
         extractor=draft.extractor,
         occurred_at=occurred,
         base_priority=base,
@@ -359,6 +380,8 @@ def activate(memory: Memory, *, by, reason: str) -> list[Memory]:
         scope=memory.scope,
         agent=memory.agent,
         embedding=memory.embedding,
+        owner_id=memory.owner_id,
+        visibility=memory.visibility,
     )
     retired = []
     for old in consistency.contradicted(memory.project, draft):
@@ -491,10 +514,18 @@ def resolve(
 
 
 def update_agent_state(
-    project: Project, *, agent: str, session: Session | None, state: dict, by=None
+    project: Project,
+    *,
+    agent: str,
+    session: Session | None,
+    state: dict,
+    by=None,
+    ownership: audience.Ownership | None = None,
 ) -> Recorded:
     """docs/memories.md: one current state per agent (and session); an update merges the
-    given sections (current_context, working_memory, session_learnings, memory_refs) into it."""
+    given sections (current_context, working_memory, session_learnings, memory_refs) into it.
+    A new state gets ``ownership`` (default: as any memory recorded, ``_give_ownership``);
+    the state updated is one of the same owner."""
     if not agent.strip():
         raise InvalidMemory("An agent state needs its agent.", "agent")
     # Before the text is rendered from it, so neither the sections nor the content hold
@@ -505,6 +536,7 @@ def update_agent_state(
         current = (
             Memory.objects.active()
             .filter(project=project, type=MemoryType.AGENT_STATE, agent=agent, session=session)
+            .filter(**({"owner_id": ownership.owner_id} if ownership else {}))
             .select_for_update(of=("self",))  # not the outer-joined session
             .first()
         )
@@ -520,6 +552,8 @@ def update_agent_state(
                 created_by=by,
                 reconcile=False,
             )
+            if ownership is not None:
+                draft.owner_id, draft.visibility = ownership.owner_id, ownership.visibility
             return record(project, draft)
         current.details = {**current.details, **state}
         current.content = agent_state_text(agent, current.details)

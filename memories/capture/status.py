@@ -64,7 +64,13 @@ def rejection_of(project, draft, fp: str) -> Memory | None:
     same way round (not negated where the other is, as ``consistency.restated`` asks)."""
     if draft.origin not in REVIEWED_ORIGINS:
         return None
-    rejected = Memory.objects.filter(project=project, status=MemoryStatus.REJECTED)
+    # A rejection of the same audience (memories/visibility.py): another's is not read.
+    rejected = Memory.objects.filter(
+        project=project,
+        status=MemoryStatus.REJECTED,
+        owner_id=draft.owner_id,
+        visibility=draft.visibility,
+    )
     same = rejected.filter(fingerprint=fp).order_by("id").first()
     if same is not None or draft.embedding is None:
         return same

@@ -14,11 +14,15 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 from typing import Any
 
-from memories.diary.distill import UPDATED, embed_text
+from django.db.models import F
+
+from memories.diary.distill import UNIQUE, UPDATED, embed_text
 from memories.diary.models import DiaryEntry
 from sessions.capture.redaction import redact_for
+from sessions.portable.ownership import member_id
 from sessions.portable.sections import ProjectSection
-from teams.models import Project
+from teams.access import Access
+from teams.models import Project, Visibility
 from transcripts.base import ImportFormatError
 
 NAME = "diary"
@@ -29,14 +33,18 @@ REDACTED_LISTS = ("decisions", "preferences", "open_threads", "facts")
 BATCH = 200
 
 
-def export_diary(project: Project) -> Iterator[dict[str, Any]]:
-    rows = (
-        DiaryEntry.objects.filter(project=project)
-        .order_by("day", "person", "character", "pk")
-        .values("day", *TEXT_FIELDS, *LIST_FIELDS)
+def export_diary(project: Project, access: Access | None = None) -> Iterator[dict[str, Any]]:
+    """The project's entries that ``access`` reads (None: all), each with its audience: the
+    username of its owner (None: the team's) and its visibility."""
+    entries = DiaryEntry.objects.filter(project=project)
+    if access is not None:
+        entries = access.scope(entries)
+    rows = entries.order_by("day", "person", "character", "owner_id", "pk").values(
+        "day", *TEXT_FIELDS, *LIST_FIELDS, "visibility", owner_name=F("owner__username")
     )
     for row in rows.iterator(chunk_size=BATCH):
-        yield {**row, "day": row["day"].isoformat()}
+        owner = row.pop("owner_name")
+        yield {**row, "day": row["day"].isoformat(), "owner": owner}
 
 
 def load_diary(
@@ -45,7 +53,10 @@ def load_diary(
     session_ids: dict[str, str] = context.get("session_ids") or {}
     written, batch = 0, []
     for number, record in enumerate(records, 1):
-        batch.append(_entry(project, record, number))
+        entry = _entry(project, record, number)
+        if not _give_audience(entry, project, record):
+            continue  # a private entry of nobody here: left out, never made the team's
+        batch.append(entry)
         if len(batch) == BATCH:
             written += _write(batch, session_ids)
             batch = []
@@ -74,6 +85,19 @@ def _entry(project: Project, record: dict[str, Any], number: int) -> DiaryEntry:
     return DiaryEntry(team_id=project.team_id, project=project, day=day, **texts, **lists)
 
 
+def _give_audience(entry: DiaryEntry, project: Project, record: dict[str, Any]) -> bool:
+    """The entry's owner (a member of the project's team with the archived username) and
+    visibility (an archive from before visibility: the team's). False for a private entry
+    whose owner is not a member here."""
+    visibility = record.get("visibility") or Visibility.TEAM
+    if visibility != Visibility.PRIVATE:
+        entry.owner_id, entry.visibility = None, Visibility.TEAM
+        return True
+    owner_id = member_id(project, record.get("owner"))
+    entry.owner_id, entry.visibility = owner_id, Visibility.PRIVATE
+    return owner_id is not None
+
+
 def _write(entries: list[DiaryEntry], session_ids: dict[str, str]) -> int:
     if not entries:
         return 0
@@ -83,7 +107,7 @@ def _write(entries: list[DiaryEntry], session_ids: dict[str, str]) -> int:
     DiaryEntry.objects.bulk_create(
         entries,
         update_conflicts=True,
-        unique_fields=["project", "person", "character", "day"],
+        unique_fields=UNIQUE,
         update_fields=list(UPDATED),
     )
     return len(entries)

@@ -9,9 +9,17 @@ the person's ``_shared`` entry of the day instead, which every character of the 
 reads (docs/people.md, "Memories: own or shared").
 
 A session belongs to the days it was active on (started, or ended, within the day, UTC).
-Writing is an upsert on (project, person, character, day): re-running a day updates its
-entries and removes those whose sessions are gone (trashed, purged), never duplicates, and
-two runs at once end with one row each.
+
+Entries are written per audience (docs/visibility.md). The team's entry (no owner,
+'team') holds what the team reads: its 'team' sessions, the summaries of its 'summary'
+sessions (never their messages: the optional model reads only the messages the audience
+reads) and the active memories that are not private ('summary' memories once accepted).
+Each person with private sessions or private memories that day gets a private entry of
+their own (owner: that person, 'private') from those only; nobody else reads it.
+
+Writing is an upsert on (project, person, character, day, owner): re-running a day updates
+its entries and removes those whose sessions are gone (trashed, purged, or now read by
+another audience), never duplicates, and two runs at once end with one row each.
 """
 
 from __future__ import annotations
@@ -30,13 +38,17 @@ from memories.diary.models import SHARED, DiaryEntry
 from memories.models import Memory, MemoryType, Resolution
 from sessions.enrich.summary import SummaryError, llm_summary, summarize
 from sessions.models import Message, Session, SessionStatus
+from teams.access import Access
+from teams.models import Visibility
 
 logger = logging.getLogger(__name__)
 
 SESSION_SUMMARY_CHARS = 300
 MAX_LLM_MESSAGES = 2000  # of a day, handed to the optional model (it keeps what fits)
 UPDATED = ("happened", "decisions", "preferences", "open_threads", "facts", "sessions", "text")
-UPDATED += ("method", "embedding", "updated_at")
+UPDATED += ("method", "embedding", "updated_at", "visibility")
+# The entry's key: one per audience (memories/diary/models.py).
+UNIQUE = ["project", "person", "character", "day", "owner"]
 
 
 @dataclass
@@ -45,6 +57,7 @@ class Draft:
     project_id: int
     person: str
     character: str
+    owner_id: int | None  # None: the team's entry; else its owner's private one
     sessions: list[Session] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
 
@@ -68,7 +81,10 @@ def distill_day(day: date, *, team_id: int | None = None) -> int:
         sessions = sessions.filter(team_id=team_id)
     drafts: dict[tuple, Draft] = {}
     for session in sessions.defer("embedding"):
-        key = (session.project_id, session.user_name, session.agent_name)
+        audience = _audience(session)
+        if audience is NOBODY:
+            continue
+        key = (session.project_id, session.user_name, session.agent_name, audience)
         draft = drafts.setdefault(key, Draft(session.team_id, *key))
         draft.sessions.append(session)
     _add_memories(drafts, start, end, team_id)
@@ -78,11 +94,23 @@ def distill_day(day: date, *, team_id: int | None = None) -> int:
             DiaryEntry.objects.bulk_create(
                 entries,
                 update_conflicts=True,
-                unique_fields=["project", "person", "character", "day"],
+                unique_fields=UNIQUE,
                 update_fields=list(UPDATED),
             )
         _remove_stale(day, team_id, set(drafts))
     return len(entries)
+
+
+NOBODY = object()  # the audience of a private row with no owner: no entry reads it
+
+
+def _audience(row):
+    """Whose entry a session or memory goes to: its owner's, when it is private; else the
+    team's (None). Every row goes to exactly one entry: the team's reads what a reader
+    with no rows of their own reads (``teams.access.Access.readable``)."""
+    if row.visibility != Visibility.PRIVATE:
+        return None
+    return row.owner_id if row.owner_id is not None else NOBODY
 
 
 def _add_memories(drafts: dict[tuple, Draft], start, end, team_id: int | None) -> None:
@@ -104,9 +132,10 @@ def _add_memories(drafts: dict[tuple, Draft], start, end, team_id: int | None) -
         character = memory.agent or (memory.session.agent_name if memory.session_id else "")
         if memory.shared:
             character = SHARED
-        if not character:
+        audience = _audience(memory)
+        if not character or audience is NOBODY:
             continue  # no character's: not a diary's
-        key = (memory.project_id, memory.person, character)
+        key = (memory.project_id, memory.person, character, audience)
         draft = drafts.setdefault(key, Draft(memory.team_id, *key))
         draft.memories.append(memory)
 
@@ -123,6 +152,8 @@ def _entry(day: date, draft: Draft) -> DiaryEntry:
         project_id=draft.project_id,
         person=draft.person,
         character=draft.character,
+        owner_id=draft.owner_id,
+        visibility=Visibility.TEAM if draft.owner_id is None else Visibility.PRIVATE,
         day=day,
         sessions=[s.public_id for s in draft.sessions],
         text=text,
@@ -157,7 +188,9 @@ def _parts(draft: Draft) -> dict:
 
 def _session_line(session: Session) -> str:
     summary = session.summary
-    if not summary:  # not enriched yet: summarise it here, the same way
+    # Not enriched yet: summarised here, the same way (for a 'summary' session, the summary
+    # the team would read once it is enriched, not its messages).
+    if not summary:
         summary = summarize(Message.objects.of_session(session), max_chars=SESSION_SUMMARY_CHARS)
     label = f"{session.public_id} ({session.title})" if session.title else session.public_id
     return " ".join(f"{label}: {summary or 'no messages'}".split())
@@ -168,11 +201,17 @@ def _llm_happened(draft: Draft) -> str | None:
     it fails (the offline lines stay)."""
     if not settings.SUMMARY_LLM_URL:
         return None
-    messages = list(
-        Message.objects.filter(session__in=draft.sessions, removed_at__isnull=True).order_by(
-            "session__started_at", "session_id", "seq"
-        )[:MAX_LLM_MESSAGES]
+    # Only the messages the entry's audience reads: a 'summary' session's stay unread.
+    reader = Access(team_ids=(draft.team_id,), person_id=draft.owner_id)
+    readable = reader.scope(
+        Message.objects.filter(session__in=draft.sessions, removed_at__isnull=True),
+        "session__project_id",
     )
+    messages = list(
+        readable.order_by("session__started_at", "session_id", "seq")[:MAX_LLM_MESSAGES]
+    )
+    if not messages:
+        return None
     try:
         return llm_summary(
             messages,
@@ -196,6 +235,6 @@ def _remove_stale(day: date, team_id: int | None, written: set[tuple]) -> None:
     stale = DiaryEntry.objects.filter(day=day)
     if team_id is not None:
         stale = stale.filter(team_id=team_id)
-    for pk, *key in stale.values_list("pk", "project_id", "person", "character"):
+    for pk, *key in stale.values_list("pk", "project_id", "person", "character", "owner_id"):
         if tuple(key) not in written:
             DiaryEntry.objects.filter(pk=pk).delete()

@@ -4,7 +4,8 @@
 The character ``_shared`` holds what every character of the person may read: the day's
 memories marked shared (docs/people.md, "Memories: own or shared").
 
-One row per project, person, character and day (a unique constraint): distillation writes
+One row per project, person, character, day and audience (a unique constraint; the team's
+entry has no owner, a private one is its owner's: docs/visibility.md): distillation writes
 it by ``INSERT … ON CONFLICT DO UPDATE``, so re-running a day updates it and two runs at
 once cannot make two.
 """
@@ -65,8 +66,11 @@ class DiaryEntry(models.Model):
         ordering = ["person", "-day", "character"]
         verbose_name_plural = "diary entries"
         constraints = [
+            # One entry per audience too: the team's (no owner) and each owner's private one.
             models.UniqueConstraint(
-                fields=["project", "person", "character", "day"], name="diary_entry_uniq"
+                fields=["project", "person", "character", "day", "owner"],
+                name="diary_entry_uniq",
+                nulls_distinct=False,
             ),
         ]
         indexes = [

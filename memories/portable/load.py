@@ -51,6 +51,7 @@ from memories.portable.schema import (
 )
 from sessions.capture.redaction import redact_for
 from sessions.models import Message, Session
+from sessions.visibility import Ownership
 from teams.models import Project
 from transcripts._yaml import TextTimesLoader as _Loader
 from transcripts.base import ImportFormatError, UnzipLimits
@@ -155,8 +156,11 @@ def import_files(
     session: Session | None = None,
     by=None,
     by_turn: bool = False,
+    ownership: Ownership | None = None,
 ) -> Imported:
-    """Import ``files`` (name → YAML bytes) into ``project`` (and ``session``): all or none."""
+    """Import ``files`` (name → YAML bytes) into ``project`` (and ``session``): all or none.
+    Each memory gets ``ownership`` (default: as any memory recorded, its session's or the
+    project's: ``memories.visibility``)."""
     items, relationships = _items(files)
     if len(items) > MAX_MEMORIES:
         raise MemoryFileError(
@@ -176,7 +180,7 @@ def import_files(
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [IMPORT_LOCK_SPACE, project.pk])
         by_id: dict[str, Memory] = {}
         for item, vector in zip(items, vectors, strict=True):
-            memory = _write(project, item, vector, by, result)
+            memory = _write(project, item, vector, by, result, ownership)
             if item.fields.id:
                 by_id[item.fields.id] = memory
         result.memories = by_id
@@ -341,8 +345,12 @@ def _draft(item: Item, vector, by) -> MemoryDraft:
     )
 
 
-def _write(project: Project, item: Item, vector, by, result: Imported) -> Memory:
+def _write(
+    project: Project, item: Item, vector, by, result: Imported, ownership: Ownership | None
+) -> Memory:
     draft = _draft(item, vector, by)
+    if ownership is not None:
+        draft.owner_id, draft.visibility = ownership.owner_id, ownership.visibility
     # Redacted before the comparison: what is stored is the redacted wording.
     redact_draft(project, draft)
     # Already there: the same statement under the file's id (or, without an id, of the

@@ -16,14 +16,24 @@ from memories.models import Memory, MemoryLink, MemoryStatus
 from memories.portable.export import export_merged, to_yaml
 from memories.portable.load import MAX_MEMORIES, MemoryFileError, import_files
 from sessions.portable.sections import ProjectSection
+from teams.access import Access
 from teams.models import Project
 
 NAME = "memories"
 BATCH = min(1000, MAX_MEMORIES)
 
 
-def export_project_memories(project: Project) -> Iterator[dict[str, Any]]:
-    loose = Memory.objects.live().filter(project=project, session__isnull=True).order_by("pk")
+def export_project_memories(
+    project: Project, access: Access | None = None
+) -> Iterator[dict[str, Any]]:
+    """The project's memories of no session and the links across sessions, those ``access``
+    reads (None: all); a link is kept when its two ends are."""
+    readable = Memory.objects.all() if access is None else access.scope(Memory.objects.all())
+    loose = (
+        Memory.objects.live()
+        .filter(project=project, session__isnull=True, pk__in=readable.values("pk"))
+        .order_by("pk")
+    )
     ids = list(loose.values_list("pk", flat=True))
     for start in range(0, len(ids), BATCH):
         document = export_merged(Memory.objects.filter(pk__in=ids[start : start + BATCH]))
@@ -32,6 +42,7 @@ def export_project_memories(project: Project) -> Iterator[dict[str, Any]]:
     # Links whose ends are not in one session (those travel with their session).
     across = (
         MemoryLink.objects.filter(source__project=project, target__project=project)
+        .filter(source__in=readable, target__in=readable)
         .exclude(source__session__isnull=False, source__session=F("target__session"))
         # Both ends exported: live, and not of a session in the trash.
         .exclude(Q(source__status=MemoryStatus.DELETED) | Q(target__status=MemoryStatus.DELETED))

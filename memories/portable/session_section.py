@@ -12,12 +12,17 @@ from memories.portable.export import export_merged, to_yaml
 from memories.portable.load import MemoryFileError, import_files
 from sessions.models import Session
 from sessions.portable.attachments import Section
+from teams.access import Access
 
 NAME = "memories"
 
 
-def export_memories(session: Session) -> dict[str, Any] | None:
-    document = export_merged(Memory.objects.filter(session=session))
+def export_memories(session: Session, access: Access | None = None) -> dict[str, Any] | None:
+    """The session's memories that ``access`` reads (None: all of them)."""
+    memories = Memory.objects.filter(session=session)
+    if access is not None:
+        memories = access.scope(memories)
+    document = export_merged(memories)
     return document or None
 
 

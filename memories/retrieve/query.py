@@ -40,6 +40,9 @@ class MemoryFilters:
     min_priority: float | None = None
     include_decayed: bool = False
     pinned: bool | None = None
+    # Narrows what the caller reads to one visibility (its own private memories, say); who
+    # reads what is ``visible``'s, never a filter's.
+    visibility: str = ""
 
 
 def visible(access: Access, *, include_deleted: bool = False):
@@ -85,4 +88,6 @@ def apply(queryset, filters: MemoryFilters):
         queryset = queryset.filter(priority__gte=DECAYED_BELOW)
     if f.pinned is not None:
         queryset = queryset.filter(pinned=f.pinned)
+    if f.visibility:
+        queryset = queryset.filter(visibility=f.visibility)
     return queryset

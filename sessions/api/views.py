@@ -451,7 +451,9 @@ class SessionViewSet(
         # A download is a member's right for people, but only a read for a token.
         self.require(Role.MEMBER, session.team_id, token_permission=TokenPermission.READ)
         try:
-            response = export_response(session, request.query_params.get("format"))
+            response = export_response(
+                session, request.query_params.get("format"), access=self.access
+            )
         except UnknownExportFormat as exc:
             raise exceptions.ValidationError({"format": str(exc)}) from None
         record_access([session.pk])

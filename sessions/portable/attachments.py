@@ -2,10 +2,12 @@
 and read back on import, without sessions importing those apps: an app registers a
 ``Section`` at start-up (its ``AppConfig.ready``), as memories does in ``memories/apps.py``.
 
-``export(session)`` returns the section as JSON-native data (None when the session has
-none); ``load(session, data, seq_of)`` writes it into the imported ``session`` and returns a
-summary (counts). ``seq_of`` maps a message's seq in the exported session to its seq in the
-imported one (they differ where the source had gaps, or the session held messages already).
+``export(session, access)`` returns the section as JSON-native data (None when the session
+has none), holding only what ``access`` reads (``teams.access.Access.scope``; None: the
+server itself, every row); ``load(session, data, seq_of)`` writes it into the imported
+``session`` and returns a summary (counts). ``seq_of`` maps a message's seq in the exported
+session to its seq in the imported one (they differ where the source had gaps, or the
+session held messages already).
 ``load`` runs inside the import's transaction: an error rolls the whole import back.
 """
 
@@ -16,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessions.models import Message, Session
+from teams.access import Access
 from transcripts.base import ParsedSession
 
 
 @dataclass(frozen=True)
 class Section:
     name: str
-    export: Callable[[Session], Any]
+    export: Callable[[Session, Access | None], Any]
     load: Callable[[Session, Any, Mapping[int, int]], dict[str, Any]]
 
 
@@ -34,11 +37,12 @@ def register(section: Section) -> None:
     _sections[section.name] = section
 
 
-def collect(session: Session) -> dict[str, Any]:
-    """Every registered section that ``session`` has, by name."""
+def collect(session: Session, access: Access | None = None) -> dict[str, Any]:
+    """Every registered section that ``session`` has, by name: what ``access`` reads of it
+    (None: all of it, for the server's own exports)."""
     found = {}
     for name, section in _sections.items():
-        data = section.export(session)
+        data = section.export(session, access)
         if data is not None:
             found[name] = data
     return found

@@ -4,6 +4,14 @@ its ``session`` line, its ``message`` lines, its ``attachment`` lines), one
 ``sections/<name>.jsonl`` per registered project section, and ``manifest.json`` (format
 version, and each member's SHA-256, size and record count), written last.
 
+Who it is for (docs/visibility.md): ``access``, the admin who downloads it from the UI,
+gets what they read: the team's sessions (their messages, memories and diary) and their own
+of any visibility; a teammate's 'summary' or 'private' session is left out whole (its
+messages are not theirs to read, and a session without them would not import as one).
+Without ``access`` (``manage.py export_project``, run by whoever runs the server) every
+session is in. Each session line names its owner and visibility, so an import keeps them
+(``ownership.py``).
+
 Everything streams: sessions are read in id order and their messages through a
 server-side cursor, each line compressed into the archive as it is made, so memory stays
 flat however many messages the project holds. Sessions in the trash are left out (they
@@ -21,9 +29,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from sessions.models import KEYWORD_VECTORS, Message, Session
-from sessions.portable import attachments, sections
+from sessions.portable import attachments, ownership, sections
 from sessions.portable.manifest import PROJECT, SECTIONS_DIR, SESSIONS, Member, manifest
 from sessions.portable.session_export import iter_export
+from teams.access import Access
 from teams.models import Project
 
 # The project's own columns that are not settings: who it is, not how it behaves.
@@ -62,10 +71,14 @@ def _messages(session: Session, counted: Callable[[], None]) -> Iterator[Message
 
 
 def write_archive(
-    project: Project, path: Path | IO[bytes], *, progress: Callable[[int], None] = lambda n: None
+    project: Project,
+    path: Path | IO[bytes],
+    *,
+    progress: Callable[[int], None] = lambda n: None,
+    access: Access | None = None,
 ) -> Exported:
-    """Write ``project`` to ``path`` (or an open, seekable binary file); ``progress(n)``
-    hears of each message written."""
+    """Write ``project`` to ``path`` (or an open, seekable binary file): what ``access``
+    reads of it (None: all of it); ``progress(n)`` hears of each message written."""
     result = Exported()
     members: list[Member] = []
 
@@ -82,10 +95,14 @@ def write_archive(
         member = Member(SESSIONS)
         members.append(member)
         live = Session.objects.filter(project=project, deleted_at__isnull=True).order_by("pk")
+        if access is not None:
+            live = access.scope(live)  # what it reads all of (Reading.CONTENT)
         with archive.open(SESSIONS, "w", force_zip64=True) as out:
-            for session in live.select_related("project").iterator(chunk_size=SESSION_BATCH):
-                found = attachments.collect(session)
+            rows = live.select_related("project", "owner").iterator(chunk_size=SESSION_BATCH)
+            for session in rows:
+                found = attachments.collect(session, access)
                 chunks = iter_export(session, _messages(session, count_message), "jsonl", found)
+                out.write(member.add(ownership.stamp(next(chunks), session)))
                 for line in chunks:  # one record per line
                     out.write(member.add(line))
                 result.sessions += 1
@@ -95,7 +112,7 @@ def write_archive(
             member = Member(name)
             members.append(member)
             with archive.open(name, "w", force_zip64=True) as out:
-                for record in section.export(project):
+                for record in section.export(project, access):
                     out.write(member.add((json.dumps(record, ensure_ascii=False) + "\n").encode()))
             result.sections[section.name] = member.records
 

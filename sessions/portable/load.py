@@ -32,7 +32,7 @@ from django.db import transaction
 
 from sessions.capture.service import capture_session
 from sessions.models import Message, Session
-from sessions.portable import attachments, sections
+from sessions.portable import attachments, ownership, sections
 from sessions.portable.manifest import (
     PROJECT,
     SECTIONS_DIR,
@@ -40,6 +40,8 @@ from sessions.portable.manifest import (
     ArchiveRefused,
     verify,
 )
+from sessions.visibility import Ownership
+from teams.access import Access
 from teams.models import Project
 from transcripts._json import loads_json
 from transcripts.base import ImportFormatError, ParsedMessage, ParsedSession
@@ -90,9 +92,15 @@ class _SessionImport:
     """One session of the archive on its way in: messages in batches, then attachments."""
 
     def __init__(
-        self, project: Project, parsed: ParsedSession, result: Imported, archived_id: str = ""
+        self,
+        project: Project,
+        parsed: ParsedSession,
+        result: Imported,
+        archived_id: str = "",
+        owned: Ownership | None = None,
     ):
         self.project, self.parsed, self.result = project, parsed, result
+        self.owned = owned
         self.archived_id = archived_id
         self.batch: list[ParsedMessage] = []
         self.session: Session | None = None
@@ -111,7 +119,7 @@ class _SessionImport:
     def flush(self) -> int:
         if self.batch or self.session is None:
             self.parsed.messages, self.batch = self.batch, []
-            captured = capture_session(self.project, self.parsed)
+            captured = capture_session(self.project, self.parsed, self.owned)
             if self.session is None:
                 if captured.created:
                     self.result.sessions_created += 1
@@ -172,8 +180,11 @@ def import_archive(
     settings: bool,
     progress: Callable[[int], None] = lambda n: None,
     prepare: Callable[[], None] = lambda: None,
+    access: Access | None = None,
 ) -> Imported:
-    """Import the archive at ``path`` into ``project`` (its settings too when ``settings``);
+    """Import the archive at ``path`` into ``project`` (its settings too when ``settings``),
+    by ``access`` (None: the server's command): a new session keeps its archived owner and
+    visibility where it can (``ownership.of_record``);
     ``ArchiveRefused`` before anything is written when the archive fails its checks,
     ``ImportFormatError`` (with the line) for a record that cannot be read. ``prepare``
     runs once the checks passed, before the first write (to create the project)."""
@@ -195,7 +206,10 @@ def import_archive(
                 if current is not None:
                     current.flush()
                 parsed = session_from_record(record, line=number)
-                current = _SessionImport(project, parsed, result, str(record.get("id") or ""))
+                owned = ownership.of_record(record, project, access)
+                current = _SessionImport(
+                    project, parsed, result, str(record.get("id") or ""), owned
+                )
             elif current is None:
                 raise ImportFormatError(
                     f"{SESSIONS}: a {kind!r} line before any session", line=number

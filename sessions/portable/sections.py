@@ -4,7 +4,8 @@ without sessions importing them: an app registers a ``ProjectSection`` at start-
 different sessions, are one (``memories/portable/project_section.py``); person diaries are
 another (``memories/diary/archive_section.py``).
 
-``export(project)`` yields JSON-native records, written one per line to
+``export(project, access)`` yields JSON-native records (only what ``access`` reads, through
+``teams.access.Access.scope``; None: the server's own export, every row), written one per line to
 ``sections/<name>.jsonl`` (so a section of any size streams); ``load(project, records,
 context)`` reads them back after every session is in and returns a summary (counts).
 ``context`` is shared by the whole import: ``renumbered`` maps a section's own id to the
@@ -18,13 +19,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from teams.access import Access
 from teams.models import Project
 
 
 @dataclass(frozen=True)
 class ProjectSection:
     name: str
-    export: Callable[[Project], Iterator[dict[str, Any]]]
+    export: Callable[[Project, Access | None], Iterator[dict[str, Any]]]
     load: Callable[[Project, Iterable[dict[str, Any]], dict[str, Any]], dict[str, Any]]
 
 

@@ -45,12 +45,13 @@ from decimal import Decimal
 from typing import Any
 
 import yaml
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 
 from sessions.forget.messages import tombstone_text
 from sessions.models import KEYWORD_VECTORS, Message
 from sessions.portable import attachments as sections
 from sessions.portable import session_folder
+from teams.access import Reading
 from transcripts.base import ImportFormatError
 from transcripts.formats.conversation_md import (
     ATTACHMENTS_COMMENT,
@@ -442,10 +443,15 @@ class UnknownExportFormat(ValueError):
         self.format = fmt
 
 
-def export_response(session: Any, fmt: str | None) -> StreamingHttpResponse:
+def export_response(session: Any, fmt: str | None, *, access=None) -> StreamingHttpResponse:
     """The download of ``session`` and all its messages in ``fmt`` (any case; json when
     empty or None), streamed one message at a time. UnknownExportFormat for a format
-    not in ``FORMATS``."""
+    not in ``FORMATS``. Only a session ``access`` reads all of (``Reading.CONTENT``) is
+    exported, else Http404 (an admin who lists a teammate's private session does not read
+    it); its sections (memories) hold what ``access`` reads of them. ``access`` None: a
+    caller with no ``Access`` (the server), all of it."""
+    if access is not None and access.reading(session) != Reading.CONTENT:
+        raise Http404("No such session.")
     fmt = (fmt or "json").lower()
     if fmt not in FORMATS:
         raise UnknownExportFormat(fmt)
@@ -456,7 +462,7 @@ def export_response(session: Any, fmt: str | None) -> StreamingHttpResponse:
         .order_by("seq")
         .iterator(chunk_size=1000)
     )
-    body = iter_export(session, messages, fmt, sections.collect(session))
+    body = iter_export(session, messages, fmt, sections.collect(session, access))
     response = StreamingHttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{session.public_id}.{extension}"'
     return response

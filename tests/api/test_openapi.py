@@ -79,6 +79,7 @@ DOCUMENTED = {
     "POST /api/v1/memories/{id}/reopen": {200, 400, 401, 403, 404, 409, 413, 415, 503},
     "POST /api/v1/memories/{id}/revert": {200, 400, 401, 403, 404, 409, 413, 415, 503},
     "POST /api/v1/memories/{id}/unreject": {200, 400, 401, 403, 404, 409, 413, 415, 503},
+    "POST /api/v1/memories/{id}/visibility": {200, 400, 401, 403, 404, 413, 415, 503},
     "POST /api/v1/memories/review": {200, 400, 401, 403, 404, 409, 413, 415, 503},
     "POST /api/v1/memories/{id}/links": {201, 400, 401, 403, 404, 409, 413, 415, 503},
     "DELETE /api/v1/memories/{id}/links": {204, 400, 401, 403, 404, 503},

@@ -98,7 +98,10 @@ RULES_BEYOND_THE_SCHEMA = {
     "GET /api/v1/memories": {"project", "session", "after", "before"},
     "GET /api/v1/memories/topics": {"project", "session", "after", "before"},
     "GET /api/v1/memories/timeline": {"project", "session", "after", "before"},
-    "POST /api/v1/memories": {"project", "session", "evidence", "scope", "occurred_at"},
+    # ... and a visibility its project allows, never private for a token of no person.
+    "POST /api/v1/memories": {
+        *("project", "session", "evidence", "scope", "occurred_at", "visibility", "detail"),
+    },
     "DELETE /api/v1/memories/{id}": {"project", "reason"},
     "GET /api/v1/memories/trash": {"project"},
     # until later than since; no filter needs "all"; a real delete needs its reason; more
@@ -126,6 +129,8 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/v1/memories/{id}/reopen": {"project", "type"},
     "POST /api/v1/memories/review": {"project", "accept", "reject"},
     "POST /api/v1/memories/{id}/links": {"project", "target", "kind"},
+    # Visibility: one the project allows; private only for a memory with an owner.
+    "POST /api/v1/memories/{id}/visibility": {"project", "visibility", "detail"},
     "GET /api/v1/agent-states/{agent}": {"project", "session"},
     "PUT /api/v1/agent-states/{agent}": {"project", "session", "agent"},
     "GET /api/v1/people/{person}/recent": {"project"},

@@ -25,6 +25,7 @@ TOOLS = {
     "restore_memory",
     "accept_memory",
     "reject_memory",
+    "set_memory_visibility",
     "save_session",
 }
 

@@ -15,11 +15,12 @@ from web.views.util import session_with_role
 @require_GET
 def memories_export(request):
     """?session=<public id> for a session's memories, else ?project=<id> (or the project
-    picked in the header) for a project's. Another team's is a 404."""
+    picked in the header) for a project's. Another team's is a 404; only the memories the
+    caller reads are in it (``Access.scope``)."""
     workspace = Workspace.of(request)
     if public_id := request.GET.get("session"):
         session = session_with_role(request, public_id, Role.MEMBER)
-        return export_response(session.project, session)
+        return export_response(session.project, session, access=workspace.access)
     wanted = request.GET.get("project", "")
     if wanted:
         project = (
@@ -30,4 +31,4 @@ def memories_export(request):
     if project is None:
         raise Http404("No such project.")
     workspace.require(Role.MEMBER, project.team_id)
-    return export_response(project, None)
+    return export_response(project, None, access=workspace.access)

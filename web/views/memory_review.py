@@ -29,6 +29,8 @@ QUEUE_PAGE = 50
 def _queue(access, status: str):
     evidence = (
         MemoryEvidence.objects.filter(session__deleted_at__isnull=True)
+        # Quotes of sessions the reader reads only (a memory shared out of a private one).
+        .filter(access.readable(MemoryEvidence))
         .select_related("message", "session")
         .defer(*(f"message__{c}" for c in KEYWORD_VECTORS), "session__metadata")
         .order_by("message__seq")

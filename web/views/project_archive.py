@@ -50,6 +50,7 @@ def _import(request, workspace, upload, slug: str) -> None:
                 target,
                 settings=existing is None,
                 prepare=target.save if existing is None else lambda: None,
+                access=workspace.access,
             )
         except ArchiveRefused as exc:
             messages.error(request, f"Archive refused, nothing was written: {exc}")
@@ -76,7 +77,8 @@ def project_archive_download(request, project_id: int):
     workspace.require(Role.ADMIN, project.team_id)
     # FileResponse closes the file once it is sent, and a temporary file is then gone.
     file = tempfile.TemporaryFile()  # noqa: SIM115
-    write_archive(project, file)
+    # Only what this admin reads (sessions/portable/export.py).
+    write_archive(project, file, access=workspace.access)
     file.seek(0)
     name = f"{project.team.slug}-{project.slug}.zip"
     return FileResponse(file, as_attachment=True, filename=name, content_type="application/zip")

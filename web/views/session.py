@@ -182,7 +182,9 @@ def session_similar(request, public_id):
 def session_export(request, public_id):
     session = session_with_role(request, public_id, Role.MEMBER)
     try:
-        response = export_response(session, request.GET.get("format"))
+        response = export_response(
+            session, request.GET.get("format"), access=Workspace.of(request).access
+        )
     except UnknownExportFormat as exc:
         messages.error(
             request,
