@@ -55,6 +55,7 @@ NONE, LISTED, SUMMARY, CONTENT = Reading.NONE, Reading.LISTED, Reading.SUMMARY, 
 VIS = tuple(str(v) for v in VISIBILITIES)
 FAKE_SESSION = "2020-01-01-architect-0f0f0f"
 FAKE_MEMORY = "DEC-999"
+ORDER = ("private", "summary", "team")  # from least to most visible
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +79,7 @@ class SessionCall:
 
     needs: int
     may: int | None = None
-    body: Callable | None = None  # (world, session) -> JSON body
+    body: Callable | None = None  # (session, the id asked for) -> JSON body
     query: str = ""
     ok: tuple[int, ...] = (200,)  # answered: one of these (writes: any but 404 and 5xx)
 
@@ -91,7 +92,12 @@ WRITE = ()  # an answered write: anything but a 404 or a 5xx (a viewer's 403, a 
 S = "/api/v1/sessions/{id}"
 SESSION_API: dict[str, SessionCall] = {
     f"GET {S}": SessionCall(LISTED),
-    f"PATCH {S}": SessionCall(LISTED, body=lambda w, s: {"visibility": s.visibility}, ok=WRITE),
+    # Asked to make it as visible as can be: only its owner may (tested below: nobody else
+    # ever makes a session more visible).
+    f"PATCH {S}": SessionCall(LISTED, body=lambda s, i: {"visibility": "team"}, ok=WRITE),
+    "POST /api/v1/sessions/visibility": SessionCall(
+        LISTED, body=lambda s, i: {"ids": [i], "visibility": "team"}, ok=WRITE
+    ),
     f"DELETE {S}": SessionCall(LISTED, query="reason=campaign", ok=WRITE),
     f"POST {S}/restore": SessionCall(LISTED, ok=WRITE),
     f"GET {S}/size": SessionCall(LISTED),
@@ -99,18 +105,18 @@ SESSION_API: dict[str, SessionCall] = {
     f"GET {S}/resume": SessionCall(CONTENT, may=SUMMARY),
     f"GET {S}/messages": SessionCall(CONTENT),
     f"POST {S}/messages": SessionCall(
-        CONTENT, body=lambda w, s: {"messages": [{"role": "user", "content": "more"}]}, ok=WRITE
+        CONTENT, body=lambda s, i: {"messages": [{"role": "user", "content": "more"}]}, ok=WRITE
     ),
     f"PATCH {S}/messages/{{seq}}": SessionCall(
-        CONTENT, body=lambda w, s: {"pinned": True}, ok=WRITE
+        CONTENT, body=lambda s, i: {"pinned": True}, ok=WRITE
     ),
     f"DELETE {S}/messages/{{seq}}": SessionCall(CONTENT, query="reason=campaign", ok=WRITE),
     f"GET {S}/export": SessionCall(CONTENT, ok=(200, 403)),  # (a viewer may not export)
     f"POST {S}/anonymize": SessionCall(
-        CONTENT, may=LISTED, body=lambda w, s: {"dry_run": True}, ok=WRITE
+        CONTENT, may=LISTED, body=lambda s, i: {"dry_run": True}, ok=WRITE
     ),
     f"POST {S}/compact": SessionCall(
-        CONTENT, may=LISTED, body=lambda w, s: {"dry_run": True}, ok=WRITE
+        CONTENT, may=LISTED, body=lambda s, i: {"dry_run": True}, ok=WRITE
     ),
 }
 
@@ -122,6 +128,7 @@ MEMORY_BODIES = {
     f"POST {M}/revert": {"reason": "campaign"},
     f"POST {M}/reject": {"reason": "campaign"},
     f"POST {M}/accept": {},
+    f"POST {M}/visibility": {"visibility": "team"},
 }
 # Requests about one memory: a memory the caller may not read is a 404 (as one that does not
 # exist); one it reads is answered (GET: 200; the rest: anything but a 404 or a 5xx).
@@ -141,6 +148,7 @@ MEMORY_API = {
     f"POST {M}/revert": "",
     f"POST {M}/unreject": "",
     "POST /api/v1/memories/review": "",  # the ids in its body
+    f"POST {M}/visibility": "",
 }
 
 
@@ -328,15 +336,22 @@ def test_session_endpoint(world, caller, visibility, endpoint):
     reading = reads(caller, visibility)
     client = world.callers[caller].api()
     method = endpoint.split(" ", 1)[0]
-    body = call.body(world, session) if call.body else None
+
+    def body(public_id):
+        return call.body(session, public_id) if call.body else None
+
     where = f"{endpoint} of the {visibility} session ({name(reading)})"
-    response = request(client, method, session_url(endpoint, session.public_id, call.query), body)
+    url = session_url(endpoint, session.public_id, call.query)
+    response = request(client, method, url, body(session.public_id))
+    assert_not_more_visible(world, caller, visibility, where)
     assert response.status_code < 500, f"{caller} on {where}: {response.status_code}"
     if reading < call.lowest:
         fake = nonexistent(
             caller,
             ("api", endpoint),
-            lambda: request(client, method, session_url(endpoint, FAKE_SESSION, call.query), body),
+            lambda: request(
+                client, method, session_url(endpoint, FAKE_SESSION, call.query), body(FAKE_SESSION)
+            ),
         )
         assert_same_as_nonexistent(
             world, caller, where, response, fake, session.public_id, FAKE_SESSION
@@ -365,6 +380,20 @@ def test_session_endpoint(world, caller, visibility, endpoint):
             f"an admin may delete any session of the team ({visibility}): "
             f"{response.status_code} {response.content[:300]!r}"
         )
+
+
+def assert_not_more_visible(world, caller: str, visibility: str, where: str) -> None:
+    """Nobody but its owner makes a session more visible than its owner chose."""
+    from sessions.models import Session
+
+    if caller in ("owner", "owner_token"):
+        return
+    now = Session.objects.filter(pk=world.sessions[visibility].pk).values_list(
+        "visibility", flat=True
+    )
+    assert all(ORDER.index(v) <= ORDER.index(visibility) for v in now), (
+        f"{caller} on {where} made the {visibility} session {now[0]}"
+    )
 
 
 def memory_readable(caller: str, tag: str, kind: str) -> bool:
@@ -410,6 +439,8 @@ def test_memory_endpoints(world, caller, visibility, kind):
     (each in a savepoint rolled back after it)."""
     from django.db import transaction
 
+    from memories.models import Memory
+
     memory = memory_of(world, visibility, kind)
     readable = memory_readable(caller, visibility, kind)
     client = world.callers[caller].api()
@@ -437,9 +468,14 @@ def test_memory_endpoints(world, caller, visibility, kind):
                 return {**found, "target": memory_of(world, "team", "memory").public_id}
             return found if found is not None or method == "GET" else {}
 
-        def ask(public_id, method=method, url=url, body=body):
+        def ask(public_id, method=method, url=url, body=body, where=where):
             with transaction.atomic():
                 response = request(client, method, url(public_id), body(public_id))
+                if public_id == memory.public_id and caller not in ("owner", "owner_token"):
+                    now = Memory.objects.get(pk=memory.pk).visibility
+                    assert ORDER.index(now) <= ORDER.index(memory.visibility), (
+                        f"{caller} on {where} made the memory {now} ({memory.visibility} before)"
+                    )
                 transaction.set_rollback(True)
             return response
 
@@ -588,6 +624,8 @@ SESSION_PAGES = {
     "message-remove": Page(CONTENT, post=True),
     "restore": Page(CONTENT, may=LISTED, post=True),
     "purge": Page(CONTENT, may=LISTED, post=True),
+    # The visibility control, asked to share it with the team: only its owner may.
+    "session-visibility": Page(CONTENT, may=LISTED, post=True),
 }
 # Pages about one memory, tried with each session's accepted memory and proposal.
 MEMORY_PAGES = {
@@ -630,6 +668,7 @@ EXEMPT_PAGES = {
     "retry-failures": "retries the enrichment of failed sessions (none here); admins only",
     "bulk-delete": "posts session ids: tried in test_bulk_pages",
     "bulk-restore": "posts session ids: tried in test_bulk_pages",
+    "bulk-visibility": "posts session ids: tried in test_bulk_pages",
     "memory-bulk-delete": "posts memory ids: tried in test_bulk_pages",
     "memory-restore-selected": "posts memory ids: tried in test_bulk_pages",
     "token-revoke": "a token of the caller's own",
@@ -684,9 +723,14 @@ def test_session_page(world, caller, visibility, page):
     session = world.sessions[visibility]
     reading = reads(caller, visibility)
     client = world.callers[caller].web()
-    fetch = client.post if spec.post else client.get
+    data = {"visibility": "team", "reason": "campaign"} if spec.post else {}
+
+    def fetch(url):
+        return client.post(url, data) if spec.post else client.get(url)
+
     where = f"page {page} of the {visibility} session ({name(reading)})"
     response = fetch(session_page_url(page, session.public_id))
+    assert_not_more_visible(world, caller, visibility, where)
     assert response.status_code < 500, f"{caller} on {where}: {response.status_code}"
     if reading < spec.lowest:
         fake = nonexistent(
@@ -821,6 +865,7 @@ def test_bulk_pages(world, caller):
     posts = [
         ("bulk-delete", {"ids": [private.public_id], "reason": "campaign", "confirm": "1"}),
         ("bulk-restore", {"ids": [private.public_id]}),
+        ("bulk-visibility", {"session": [private.public_id], "visibility": "team"}),
         ("memory-bulk-delete", {"ids": [f"{m.project_id}/{m.public_id}" for m in memories]}),
         ("memory-restore-selected", {"ids": [f"{m.project_id}/{m.public_id}" for m in memories]}),
     ]
@@ -928,6 +973,7 @@ MCP_ONE = {
     "reject_memory": "memory",
     "restore_memory": "memory",
     "record_memory": "session",  # a memory of that session
+    "set_memory_visibility": "memory",  # asked to share it with the team
 }
 MCP_EXEMPT = {"save_session": "captures a new session of the caller's own"}
 
@@ -993,8 +1039,10 @@ def test_mcp_tool_about_one(world, caller, visibility, tool_name):
     else:
         memory = memory_of(world, visibility, target)
         readable = memory_readable(caller, visibility, target)
-        arguments = {"memory_id": memory.public_id}
-        fake_arguments, real, fake_id = {"memory_id": FAKE_MEMORY}, memory.public_id, FAKE_MEMORY
+        extra = {"visibility": "team"} if tool_name == "set_memory_visibility" else {}
+        arguments = {"memory_id": memory.public_id, **extra}
+        fake_arguments = {"memory_id": FAKE_MEMORY, **extra}
+        real, fake_id = memory.public_id, FAKE_MEMORY
     where = f"MCP {tool_name} on the {visibility} session's {target} ({name(reading)})"
     failed, said, _ = tool(token, tool_name, arguments)
     if not readable and not (tool_name == "resume_session" and reading == SUMMARY):
