@@ -96,13 +96,15 @@ def assert_no_leak(world: World, caller: str, where: str, text: str) -> None:
 
 VOLATILE_KEYS = re.compile(
     r"(^|_)(ms|took|elapsed|timing|timings|duration|generated_at|last_used_at|now|"
-    r"accessed_at|last_accessed_at|read_at|queried_at|cursor|next|previous)$"
+    r"accessed_at|last_accessed_at|read_at|queried_at|cursor|next|previous|access_count|"
+    r"accesses|read_count)$"
 )
 
 
 def stable_json(value):
-    """``value`` without what may change between two identical requests (timings, cursors)
-    and without scores (floats): ids, order, counts and texts stay."""
+    """``value`` without what may change between two identical requests (timings, cursors,
+    the read counts the first request raised) and without scores (floats): ids, order,
+    counts and texts stay."""
     if isinstance(value, dict):
         return {k: stable_json(v) for k, v in value.items() if not VOLATILE_KEYS.search(k)}
     if isinstance(value, list):
