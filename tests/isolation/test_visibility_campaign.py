@@ -321,11 +321,22 @@ def assert_same_as_nonexistent(world, caller, where, response, fake_response, re
     )
 
 
+def session_case_tried(caller: str, visibility: str, endpoint: str) -> bool:
+    """The matrix, less what repeats a case it holds (to stay fast): another team's callers
+    read none of team A's sessions whatever their visibility, so the summary one adds
+    nothing to the private one; the owner's token writes as the owner does (its reads are
+    all tried)."""
+    if caller.startswith("outsider") and visibility == "summary":
+        return False
+    return not (caller == "owner_token" and not endpoint.startswith("GET "))
+
+
 SESSION_CASES = [
     pytest.param(caller, visibility, endpoint, id=f"{caller}-{visibility}-{endpoint}")
     for caller in CALLERS
     for visibility in VIS
     for endpoint in SESSION_API
+    if session_case_tried(caller, visibility, endpoint)
 ]
 
 
@@ -419,7 +430,7 @@ MEMORY_CASES = [
 
 # Of a memory the caller reads, these are tried (for the words of their answers); of one it
 # may not read, every request of MEMORY_API (each must be the 404 of a nonexistent memory).
-READ_MEMORY = (f"GET {M}", f"GET {M}/related", f"PATCH {M}")
+READ_MEMORY = (f"GET {M}", f"GET {M}/related")
 
 
 def memory_writes_tried(caller: str, visibility: str, kind: str) -> bool:
@@ -502,6 +513,7 @@ def test_memory_endpoints(world, caller, visibility, kind):
 LIST_CASES = [
     pytest.param(caller, endpoint, i, id=f"{caller}-{endpoint}-{i}")
     for caller in CALLERS
+    if caller != "owner_token"  # (reads as the owner does: all of team A, none of team B)
     for endpoint, calls in LIST_API.items()
     for i in range(len(calls))
 ]
@@ -697,9 +709,12 @@ def test_the_campaign_covers_every_page():
 
 
 def page_url(page: str, **kwargs) -> str:
-    from django.urls import reverse
+    from django.urls import NoReverseMatch, reverse
 
-    return reverse(f"web:{page}", kwargs=kwargs)
+    try:
+        return reverse(f"web:{page}", kwargs=kwargs)
+    except NoReverseMatch:
+        pytest.fail(f"the campaign tries the page web:{page}, which the URL map does not have")
 
 
 def session_page_url(page: str, public_id: str) -> str:

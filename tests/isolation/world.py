@@ -109,11 +109,16 @@ class Caller:
         return client_for(user=self.user, token=self.token)
 
     def web(self):
+        """A browser signed in as this person (its session was made with the world, so it
+        outlives each test's rolled-back transaction)."""
+        from django.conf import settings
         from django.test import Client
 
         client = Client()
-        client.force_login(self.user)
+        client.cookies[settings.SESSION_COOKIE_NAME] = self.web_session
         return client
+
+    web_session: str = ""
 
 
 @dataclass
@@ -162,6 +167,9 @@ def reindex_vectors() -> None:
 
 
 def build_world() -> World:
+    from django.conf import settings
+    from django.test import Client
+
     from memories.diary.distill import distill_day
     from memories.enrich import run as extraction
     from memories.models import Memory, MemoryStatus
@@ -256,6 +264,11 @@ def build_world() -> World:
     reindex_vectors()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
+    for caller in callers.values():
+        if caller.is_person:
+            signed_in = Client()
+            signed_in.force_login(caller.user)
+            caller.web_session = signed_in.cookies[settings.SESSION_COOKIE_NAME].value
     return World(
         team=team,
         project=project,
