@@ -423,6 +423,11 @@ def train(args) -> None:
         f"{'alike' if how['balance'] else 'by their questions'}\n"
     )
     schemes = {scheme: held_out(pools, scheme, **how) for scheme in ("logo", "loso")}
+    if args.shipped:
+        # The model in the repository as it is: held out only on what it was not trained on
+        # (its file's trained_on; coding-dev always).
+        shipped = learned.model()
+        schemes["shipped"] = {i: shipped.scores(p.x) for i, p in enumerate(pools)}
     lines = validation_table(pools, schemes)
     print()
     for scheme in schemes:
@@ -431,7 +436,7 @@ def train(args) -> None:
             continue
         worse = verdict(lines, f"model-{scheme}")
         print(
-            f"{scheme}: held out, the model is at least as good as today on every set (R@1 and "
+            f"{scheme}: the model is at least as good as today on every set (R@1 and "
             f"R@10): {'yes' if not worse else 'no, worse on ' + ', '.join(worse)}"
         )
     spec = fit(pools, **how)
@@ -498,6 +503,12 @@ def main() -> None:
     parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation")
     parser.add_argument("--no-balance", action="store_true", help="weigh questions, not sets")
     parser.add_argument("--write", action="store_true", help="write the shipped model")
+    parser.add_argument(
+        "--shipped",
+        action="store_true",
+        help="also score the shipped model (search/ranker/ranker-v1.json) as it is: held out on "
+        "sets it was not trained on, such as coding-dev",
+    )
     args = parser.parse_args()
     args.pools = args.pools or [args.out]
     if args.command in ("export", "all"):
