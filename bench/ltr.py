@@ -351,7 +351,7 @@ def validation_table(
             rows[(p.set, "all", system)].append(m)
             rows[(p.set, p.category, system)].append(m)
     lines = []
-    header = f"{'set':<12} {'category':<26} {'system':<11} {'n':>5} " + " ".join(
+    header = f"{'set':<12} {'category':<26} {'system':<13} {'n':>5} " + " ".join(
         f"{m:>7}" for m in ("R@1", "R@5", "R@10", "MRR")
     )
     print(header)
@@ -362,7 +362,7 @@ def validation_table(
         means = {k: statistics.fmean(m[k] for m in ms) for k in ms[0]}
         lines.append({"set": name, "category": category, "system": system, "n": len(ms), **means})
         cells = " ".join(f"{means[k]:>7.3f}" for k in ("R@1", "R@5", "R@10", "MRR"))
-        print(f"{name:<12} {category:<26} {system:<11} {len(ms):>5} {cells}")
+        print(f"{name:<12} {category:<26} {system:<13} {len(ms):>5} {cells}")
     return lines
 
 
