@@ -67,6 +67,11 @@ urlpatterns = [
     ),
     path("memories/<int:project_id>/<str:public_id>/pin", memories.memory_pin, name="memory-pin"),
     path(
+        "memories/<int:project_id>/<str:public_id>/visibility",
+        visibility.memory_visibility_view,
+        name="memory-visibility",
+    ),
+    path(
         "memories/<int:project_id>/<str:public_id>/status",
         memory_review.memory_status,
         name="memory-status",

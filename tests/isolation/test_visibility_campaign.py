@@ -645,6 +645,7 @@ MEMORY_PAGES = {
     "memory-edit": False,
     "memory-resolve": True,
     "memory-pin": True,
+    "memory-visibility": True,
     "memory-status": True,
     "memory-delete": False,
     "memory-restore": True,

@@ -37,6 +37,7 @@ from memories.retrieve.read_counts import note_access
 from memories.retrieve.search import search_memories
 from sessions.models import KEYWORD_VECTORS, Session
 from teams.models import Role
+from web.forms import VisibilityForm
 from web.memory_details import readable_details
 from web.memory_forms import (
     DEFAULT_SORT,
@@ -49,6 +50,7 @@ from web.memory_forms import (
 from web.pagination import paginate_or_first
 from web.scope import Workspace, team_required
 from web.views.sessions import with_workspace_project
+from web.views.visibility import memory_visibility_choices
 
 EVIDENCE_SHOWN = 50
 SESSION_MEMORIES_SHOWN = 30
@@ -156,7 +158,7 @@ def memory_list(request):
 def memory_or_404(workspace: Workspace, project_id: int, public_id: str) -> Memory:
     memory = (
         visible(workspace.access)
-        .select_related("project", "session", "created_by", "stale_session")
+        .select_related("project", "session", "created_by", "stale_session", "owner")
         .defer(*HEAVY_COLUMNS)
         .filter(project_id=project_id, public_id=public_id)
         .first()
@@ -223,8 +225,15 @@ def memory_detail(request, project_id, public_id):
     note_access([memory.pk])
     memory.refresh_from_db(fields=["access_count", "last_accessed_at", "priority"])
     can_edit = workspace.can(Role.MEMBER, memory.team_id)
+    choices = memory_visibility_choices(workspace.access, memory)
     context = {
         "memory": memory,
+        "owns": workspace.access.owns(memory),
+        "visibility_form": (
+            VisibilityForm(choices=choices, initial={"visibility": memory.visibility})
+            if choices
+            else None
+        ),
         "details": readable_details(memory),
         "evidence": evidence_of(memory, workspace.access),
         "related": related_of(memory, workspace.access),

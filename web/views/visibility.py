@@ -1,6 +1,7 @@
-"""Who reads a session, changed from the UI (docs/visibility.md): the control on a session's
-page and the bulk action of the list. Both go through ``sessions.visibility.change``, the one
-path every change takes (the API's too): the owner gives any visibility the project allows,
+"""Who reads a session or a memory, changed from the UI (docs/visibility.md): the control on a
+session's page and the bulk action of the list go through ``sessions.visibility.change``, the
+control on a memory's page through ``memories.visibility.change``: the one path every change
+takes (the API's too): the owner gives any visibility the project allows,
 an admin of the team only a less visible one, all or nothing; a refusal is a message saying
 why, and nothing changes."""
 
@@ -11,6 +12,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from memories import visibility as memory_visibility
+from memories.retrieve.query import visible
 from sessions import visibility
 from teams.access import Reading
 from teams.models import Visibility
@@ -24,6 +27,18 @@ CHOICES = [
     (Visibility.SUMMARY, "Summary: the team reads the summary"),
     (Visibility.TEAM, "Team: everyone reads it"),
 ]
+# The same, for a memory ('summary': the team reads it once accepted).
+MEMORY_CHOICES = [
+    (Visibility.PRIVATE, "Private: only the owner"),
+    (Visibility.SUMMARY, "Summary: the team, once accepted"),
+    (Visibility.TEAM, "Team: everyone reads it"),
+]
+# What a change made of one memory.
+MEMORY_BECAME = {
+    Visibility.PRIVATE: "Now private: only its owner reads it.",
+    Visibility.SUMMARY: "Now summary: the team reads it once it is accepted.",
+    Visibility.TEAM: "Now shared with the team.",
+}
 # What a bulk change made of the sessions, said after their number.
 BECAME = {
     Visibility.PRIVATE: "private: only their owners read them",
@@ -47,6 +62,21 @@ def visibility_choices(access, session) -> list[tuple[str, str]]:
     if not allowed or allowed == [session.visibility]:
         return []
     return [(v, label) for v, label in CHOICES if v in allowed]
+
+
+def memory_visibility_choices(access, memory) -> list[tuple[str, str]]:
+    """The visibilities ``access`` may give ``memory`` (its current one among them), as
+    ``memories.visibility.change`` will judge them; empty when it may give no other."""
+    allowed = [
+        v
+        for v in Visibility.values
+        if v in memory.project.allowed_visibilities
+        and not (v == Visibility.PRIVATE and memory.owner_id is None)
+        and memory_visibility.refusal(access, memory, v) is None
+    ]
+    if not allowed or allowed == [memory.visibility]:
+        return []
+    return [(v, label) for v, label in MEMORY_CHOICES if v in allowed]
 
 
 def _plural(n: int) -> str:
@@ -83,6 +113,31 @@ def session_visibility(request, public_id):
             messages.info(request, changed_message(wanted, 0, 1))
     # An admin who made it private no longer reads it: the page shows what it still may.
     return redirect("web:session", public_id=public_id)
+
+
+@team_required
+@require_POST
+def memory_visibility_view(request, project_id, public_id):
+    """The control on a memory's page: its owner shares it or takes it back, an admin of the
+    team makes it less visible (``memories.visibility.change``, as the API does)."""
+    from web.views.memories import memory_or_404, memory_url  # (it imports this module)
+
+    workspace = Workspace.of(request)
+    memory = memory_or_404(workspace, project_id, public_id)
+    wanted = request.POST.get("visibility", "")
+    try:
+        changed = memory_visibility.change(workspace.access, memory, wanted)
+    except visibility.VisibilityError as refusal:
+        messages.error(request, f"Visibility not changed: {refusal}.")
+    else:
+        if changed:
+            messages.success(request, MEMORY_BECAME[wanted])
+        else:
+            messages.info(request, changed_message(wanted, 0, 1))
+    # An admin who made it private no longer reads it: the list, then.
+    if not visible(workspace.access).filter(pk=memory.pk).exists():
+        return redirect("web:memories")
+    return redirect(memory_url(memory))
 
 
 @team_required
