@@ -68,7 +68,7 @@ urlpatterns = [
     path("memories/<int:project_id>/<str:public_id>/pin", memories.memory_pin, name="memory-pin"),
     path(
         "memories/<int:project_id>/<str:public_id>/visibility",
-        visibility.memory_visibility_view,
+        memories.memory_visibility_view,
         name="memory-visibility",
     ),
     path(

@@ -17,8 +17,9 @@ from django.db.models.functions import Cast
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
+from memories import visibility as memory_visibility
 from memories.capture.edit import edit, set_pinned
 from memories.capture.record import InvalidMemory, MemoryConflict, resolve
 from memories.forget import trash
@@ -36,6 +37,7 @@ from memories.retrieve.query import MemoryFilters, apply, visible
 from memories.retrieve.read_counts import note_access
 from memories.retrieve.search import search_memories
 from sessions.models import KEYWORD_VECTORS, Session
+from sessions.visibility import VisibilityError
 from teams.models import Role
 from web.forms import VisibilityForm
 from web.memory_details import readable_details
@@ -49,6 +51,7 @@ from web.memory_forms import (
 )
 from web.pagination import paginate_or_first
 from web.scope import Workspace, team_required
+from web.views import visibility as visibility_views
 from web.views.sessions import with_workspace_project
 from web.views.visibility import memory_visibility_choices
 
@@ -360,3 +363,26 @@ def session_memories(access, session: Session) -> dict:
         "more": len(shown) > SESSION_MEMORIES_SHOWN,
         "extraction": MemoryExtraction.objects.filter(session=session).first(),
     }
+
+
+@team_required
+@require_POST
+def memory_visibility_view(request, project_id, public_id):
+    """The control on a memory's page: its owner shares it or takes it back, an admin of the
+    team makes it less visible (``memories.visibility.change``, as the API does)."""
+    workspace = Workspace.of(request)
+    memory = memory_or_404(workspace, project_id, public_id)
+    wanted = request.POST.get("visibility", "")
+    try:
+        changed = memory_visibility.change(workspace.access, memory, wanted)
+    except VisibilityError as refusal:
+        messages.error(request, f"Visibility not changed: {refusal}.")
+    else:
+        if changed:
+            messages.success(request, visibility_views.MEMORY_BECAME[wanted])
+        else:
+            messages.info(request, visibility_views.changed_message(wanted, 0, 1))
+    # An admin who made it private no longer reads it: the list, then.
+    if not visible(workspace.access).filter(pk=memory.pk).exists():
+        return redirect("web:memories")
+    return redirect(memory_url(memory))

@@ -13,7 +13,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from memories import visibility as memory_visibility
-from memories.retrieve.query import visible
 from sessions import visibility
 from teams.access import Reading
 from teams.models import Visibility
@@ -113,31 +112,6 @@ def session_visibility(request, public_id):
             messages.info(request, changed_message(wanted, 0, 1))
     # An admin who made it private no longer reads it: the page shows what it still may.
     return redirect("web:session", public_id=public_id)
-
-
-@team_required
-@require_POST
-def memory_visibility_view(request, project_id, public_id):
-    """The control on a memory's page: its owner shares it or takes it back, an admin of the
-    team makes it less visible (``memories.visibility.change``, as the API does)."""
-    from web.views.memories import memory_or_404, memory_url  # (it imports this module)
-
-    workspace = Workspace.of(request)
-    memory = memory_or_404(workspace, project_id, public_id)
-    wanted = request.POST.get("visibility", "")
-    try:
-        changed = memory_visibility.change(workspace.access, memory, wanted)
-    except visibility.VisibilityError as refusal:
-        messages.error(request, f"Visibility not changed: {refusal}.")
-    else:
-        if changed:
-            messages.success(request, MEMORY_BECAME[wanted])
-        else:
-            messages.info(request, changed_message(wanted, 0, 1))
-    # An admin who made it private no longer reads it: the list, then.
-    if not visible(workspace.access).filter(pk=memory.pk).exists():
-        return redirect("web:memories")
-    return redirect(memory_url(memory))
 
 
 @team_required
