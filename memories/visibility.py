@@ -29,9 +29,9 @@ from django.utils import timezone
 from memories.models import Memory
 from sessions import visibility as session_visibility
 from sessions.models import Session
-from sessions.visibility import Ownership, VisibilityError
+from sessions.visibility import Ownership, VisibilityError, may_change
 from teams.access import Access
-from teams.models import VISIBILITY_RANK, Project, Role, Visibility
+from teams.models import Project, Visibility
 
 NO_OWNER_PRIVATE = (
     "a memory recorded by a token that acts for no person belongs to the team and cannot be "
@@ -76,20 +76,9 @@ def allowed(project: Project, visibility: str) -> str:
 
 
 def refusal(access: Access, memory: Memory, visibility: str) -> str | None:
-    """Why ``access`` may not give ``memory`` this visibility (None: it may)."""
-    if access.owns(memory):
-        return None
-    if not access.can(Role.ADMIN, memory.team_id):
-        return (
-            "only the memory's owner changes its visibility (an admin of the team may make it "
-            "less visible)"
-        )
-    if VISIBILITY_RANK[Visibility(visibility)] > VISIBILITY_RANK[Visibility(memory.visibility)]:
-        return (
-            f"an admin may make a memory less visible, not more: {memory.public_id} is "
-            f"{memory.visibility!r}; only its owner makes it {visibility!r}"
-        )
-    return None
+    """Why ``access`` may not give ``memory`` this visibility (None: it may): the sessions'
+    rule (``sessions.visibility.may_change``)."""
+    return may_change(access, memory, visibility, noun="memory")
 
 
 def change(access: Access, memory: Memory, visibility: str) -> bool:

@@ -101,19 +101,21 @@ def for_capture(access: Access | None, project: Project, asked: str | None = Non
     return Ownership(owner_id, visibility)
 
 
-def may_change(access: Access, session: Session, visibility: str) -> str | None:
-    """Why ``access`` may not give ``session`` this visibility (None: it may)."""
-    if access.owns(session):
+def may_change(access: Access, row, visibility: str, noun: str = "session") -> str | None:
+    """Why ``access`` may not give ``row`` (a session, or a memory: ``noun``) this
+    visibility (None: it may). The one rule for both: its owner gives any, an admin of the
+    team only a less visible one, nobody else any."""
+    if access.owns(row):
         return None
-    if not access.can(Role.ADMIN, session.team_id):
+    if not access.can(Role.ADMIN, row.team_id):
         return (
-            "only the session's owner changes its visibility (an admin of the team may make "
+            f"only the {noun}'s owner changes its visibility (an admin of the team may make "
             "it less visible)"
         )
-    if VISIBILITY_RANK[Visibility(visibility)] > VISIBILITY_RANK[Visibility(session.visibility)]:
+    if VISIBILITY_RANK[Visibility(visibility)] > VISIBILITY_RANK[Visibility(row.visibility)]:
         return (
-            f"an admin may make a session less visible, not more: {session.public_id} is "
-            f"{session.visibility!r}; only its owner makes it {visibility!r}"
+            f"an admin may make a {noun} less visible, not more: {row.public_id} is "
+            f"{row.visibility!r}; only its owner makes it {visibility!r}"
         )
     return None
 
