@@ -120,6 +120,19 @@ def may_change(access: Access, row, visibility: str, noun: str = "session") -> s
     return None
 
 
+def giveable(access: Access, row, noun: str = "session") -> list[str]:
+    """The visibilities ``access`` may give ``row`` (a session or a memory; its current one
+    among them): those its project allows, never private without an owner, and only as
+    ``may_change`` says. What a page offers; ``change`` refuses the rest."""
+    return [
+        v
+        for v in Visibility.values
+        if v in row.project.allowed_visibilities
+        and not (v == Visibility.PRIVATE and row.owner_id is None)
+        and may_change(access, row, v, noun) is None
+    ]
+
+
 def change(access: Access, sessions: list[Session], visibility: str) -> list[Session]:
     """Give every one of ``sessions`` (rows the caller may list) ``visibility``: all or
     none, checked first; returns those that changed. What is derived from them follows."""

@@ -53,7 +53,7 @@ from web.pagination import paginate_or_first
 from web.scope import Workspace, team_required
 from web.views import visibility as visibility_views
 from web.views.sessions import with_workspace_project
-from web.views.visibility import memory_visibility_choices
+from web.views.visibility import MEMORY_CHOICES, choices_for
 
 EVIDENCE_SHOWN = 50
 SESSION_MEMORIES_SHOWN = 30
@@ -228,7 +228,7 @@ def memory_detail(request, project_id, public_id):
     note_access([memory.pk])
     memory.refresh_from_db(fields=["access_count", "last_accessed_at", "priority"])
     can_edit = workspace.can(Role.MEMBER, memory.team_id)
-    choices = memory_visibility_choices(workspace.access, memory)
+    choices = choices_for(workspace.access, memory, MEMORY_CHOICES, noun="memory")
     context = {
         "memory": memory,
         "owns": workspace.access.owns(memory),

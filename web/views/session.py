@@ -32,7 +32,8 @@ from web.scope import Workspace, team_required
 from web.transcript import PAGE_SIZE, load_page
 from web.views.memories import session_memories
 from web.views.util import is_htmx, session_action, session_with_role, wrong_state_redirect
-from web.views.visibility import visibility_choices
+from web.views.visibility import CHOICES as VISIBILITY_LABELS
+from web.views.visibility import choices_for
 
 ENTITIES_SHOWN = 300
 SIMILAR_SHOWN = 5
@@ -103,7 +104,7 @@ def session_detail(request, public_id):
     at = _int(request.GET.get("at"))
     if at is not None and start is None:
         start = max(0, at - CONTEXT_BEFORE)
-    choices = visibility_choices(workspace.access, session)
+    choices = choices_for(workspace.access, session, VISIBILITY_LABELS)
     is_admin = workspace.can(Role.ADMIN, session.team_id)
     context = {
         "session": session,

@@ -12,7 +12,6 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memories import visibility as memory_visibility
 from sessions import visibility
 from teams.access import Reading
 from teams.models import Visibility
@@ -48,34 +47,13 @@ BECAME = {
 MAX_SELECTED = 500
 
 
-def visibility_choices(access, session) -> list[tuple[str, str]]:
-    """The visibilities ``access`` may give ``session`` (its current one among them), as
-    ``sessions.visibility.change`` will judge them; empty when it may give no other."""
-    allowed = [
-        v
-        for v in Visibility.values
-        if v in session.project.allowed_visibilities
-        and not (v == Visibility.PRIVATE and session.owner_id is None)
-        and visibility.may_change(access, session, v) is None
-    ]
-    if not allowed or allowed == [session.visibility]:
+def choices_for(access, row, labels, noun: str = "session") -> list[tuple[str, str]]:
+    """What the control on ``row``'s page offers (``sessions.visibility.giveable``, with
+    ``labels``); empty when the caller may give it no other visibility."""
+    allowed = visibility.giveable(access, row, noun)
+    if not allowed or allowed == [row.visibility]:
         return []
-    return [(v, label) for v, label in CHOICES if v in allowed]
-
-
-def memory_visibility_choices(access, memory) -> list[tuple[str, str]]:
-    """The visibilities ``access`` may give ``memory`` (its current one among them), as
-    ``memories.visibility.change`` will judge them; empty when it may give no other."""
-    allowed = [
-        v
-        for v in Visibility.values
-        if v in memory.project.allowed_visibilities
-        and not (v == Visibility.PRIVATE and memory.owner_id is None)
-        and memory_visibility.refusal(access, memory, v) is None
-    ]
-    if not allowed or allowed == [memory.visibility]:
-        return []
-    return [(v, label) for v, label in MEMORY_CHOICES if v in allowed]
+    return [(v, label) for v, label in labels if v in allowed]
 
 
 def _plural(n: int) -> str:
