@@ -300,8 +300,11 @@ def pairs(pools: list[Pool], rng: np.random.Generator, balance: bool):
     return np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
 
 
-def fit(pools: list[Pool], *, c: float, balance: bool, seed: int = 0) -> dict:
-    """A linear pairwise ranker: standardisation and weights."""
+def fit(pools: list[Pool], *, kind: str, c: float, balance: bool, seed: int = 0) -> dict:
+    """A model trained on ``pools``: ``linear`` (standardisation and pairwise logistic
+    weights) or ``trees`` (LightGBM's LambdaMART over the raw features)."""
+    if kind == "trees":
+        return fit_trees(pools, balance=balance, seed=seed)
     from sklearn.linear_model import LogisticRegression
 
     allx = np.vstack([p.x for p in pools])
@@ -311,10 +314,48 @@ def fit(pools: list[Pool], *, c: float, balance: bool, seed: int = 0) -> dict:
     x, y, w = pairs(standardised, np.random.default_rng(seed), balance)
     model = LogisticRegression(C=c, fit_intercept=False, max_iter=2000)
     model.fit(x, y, sample_weight=w * len(w) / w.sum())
-    return {"mean": mean, "scale": scale, "weights": model.coef_[0]}
+    return {"kind": "linear", "mean": mean, "scale": scale, "weights": model.coef_[0]}
+
+
+# LambdaMART's settings: small trees, many of them, slowly, with rows and features sampled,
+# so that one set's quirks are not learned whole (the sets disagree; see docs/benchmarks.md).
+TREES = {
+    "n_estimators": 300,
+    "learning_rate": 0.03,
+    "num_leaves": 7,
+    "min_child_samples": 100,
+    "subsample": 0.8,
+    "subsample_freq": 1,
+    "colsample_bytree": 0.8,
+    "reg_lambda": 1.0,
+    "lambdarank_truncation_level": 20,
+}
+
+
+def fit_trees(pools: list[Pool], *, balance: bool, seed: int = 0) -> dict:
+    import lightgbm
+
+    per_set = defaultdict(int)
+    for p in pools:
+        per_set[p.set] += 1
+    weight = [len(pools) / (len(per_set) * per_set[p.set]) if balance else 1.0 for p in pools]
+    ranker = lightgbm.LGBMRanker(
+        objective="lambdarank", random_state=seed, n_jobs=2, verbose=-1, **TREES
+    )
+    ranker.fit(
+        np.vstack([p.x for p in pools]),
+        np.concatenate([p.label for p in pools]).astype(int),
+        group=[len(p.x) for p in pools],
+        sample_weight=np.concatenate(
+            [np.full(len(p.x), w) for p, w in zip(pools, weight, strict=True)]
+        ),
+    )
+    return {"kind": "trees", "booster": ranker.booster_}
 
 
 def scores_of(spec: dict, x: np.ndarray) -> np.ndarray:
+    if spec["kind"] == "trees":
+        return spec["booster"].predict(x)
     return ((x - spec["mean"]) / spec["scale"]) @ spec["weights"]
 
 
@@ -417,7 +458,7 @@ def train(args) -> None:
 
     started = time.perf_counter()
     pools = load_pools(args.pools)
-    how = {"c": args.c, "balance": not args.no_balance}
+    how = {"kind": args.kind, "c": args.c, "balance": not args.no_balance}
     print(
         f"{len(pools)} questions from {', '.join(map(str, args.pools))}; C={args.c}, sets weighed "
         f"{'alike' if how['balance'] else 'by their questions'}\n"
@@ -440,10 +481,7 @@ def train(args) -> None:
             f"R@10): {'yes' if not worse else 'no, worse on ' + ', '.join(worse)}"
         )
     spec = fit(pools, **how)
-    order = np.argsort(-np.abs(spec["weights"]))
-    print("\nweights (standardised features; the size is the importance)")
-    for i in order:
-        print(f"  {learned.FEATURES[i]:<24} {spec['weights'][i]:+.3f}")
+    print_importances(spec)
     print(f"\ntrained and validated in {time.perf_counter() - started:.0f} s")
     cost = ordering_cost(args.pools)
     print(
@@ -470,6 +508,21 @@ def train(args) -> None:
         learned.MODEL_FILE.parent.mkdir(exist_ok=True)
         learned.MODEL_FILE.write_text(json.dumps(model, indent=1) + "\n")
         print(f"written {learned.MODEL_FILE}")
+
+
+def print_importances(spec: dict) -> None:
+    from search import learned
+
+    if spec["kind"] == "trees":
+        gain = spec["booster"].feature_importance("gain")
+        share = gain / gain.sum()
+        print("\nimportances (share of the trees' gain)")
+        for i in np.argsort(-share):
+            print(f"  {learned.FEATURES[i]:<24} {share[i]:.3f}")
+        return
+    print("\nweights (standardised features; the size is the importance)")
+    for i in np.argsort(-np.abs(spec["weights"])):
+        print(f"  {learned.FEATURES[i]:<24} {spec['weights'][i]:+.3f}")
 
 
 def _counts(pools: list[Pool]) -> dict[str, int]:
@@ -500,6 +553,9 @@ def main() -> None:
     parser.add_argument("--conversations", default="0-9", help="LoCoMo's")
     parser.add_argument("--out", type=Path, default=POOLS, help="where export writes the pools")
     parser.add_argument("--pools", type=Path, nargs="+", help="what train reads (default: --out)")
+    parser.add_argument(
+        "--kind", choices=["linear", "trees"], default="linear", help="the model to train"
+    )
     parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation")
     parser.add_argument("--no-balance", action="store_true", help="weigh questions, not sets")
     parser.add_argument("--write", action="store_true", help="write the shipped model")
