@@ -20,8 +20,10 @@ With ``--memory-keys``, memories are extracted from every session after the pipe
 extraction the worker runs, ``memories/enrich/run.py``), and every question is also asked
 with ``memory_keys=true`` (memories matching the question point search to the messages they
 came from): the system "+memories" beside "memoryapp", in the same run;
-``--memory-key-configs 1:0,0.5:0.3`` ranks once per (weight of the memory keys' list in the
-fusion, least relevance of a memory used as a key) instead.
+``--memory-key-configs 0.2:0,0.5:0.3`` ranks once per (``tuning.EXTRA_LIFT``, the share of
+what it lacks by which a message a memory points to is lifted; least relevance of a memory
+used as a key) instead. (Before the fusion was removed, the first number was the memory
+keys' weight in the fusion, ``EXTRA_WEIGHT``.)
 
 Who is who (learned speaker aliases, search/aliases.py): ``--compare-aliases`` also ranks
 every question with aliases switched off ("no aliases") and with aliases on the keyword side
@@ -129,16 +131,16 @@ def table(title: str, results: dict[str, dict[str, list[dict]]]) -> None:
 
 
 def key_configs(args) -> list[tuple[str, float, float]]:
-    """(system name, weight, least relevance) for each memory-key configuration asked."""
+    """(system name, lift, least relevance) for each memory-key configuration asked."""
     if not args.memory_key_configs:
         from memories.retrieve.keys import KEY_MIN_RELEVANCE
         from search import tuning
 
-        return [("+memories", tuning.EXTRA_WEIGHT, KEY_MIN_RELEVANCE)]
+        return [("+memories", tuning.EXTRA_LIFT, KEY_MIN_RELEVANCE)]
     found = []
     for pair in args.memory_key_configs.split(","):
-        weight, least = (float(x) for x in pair.split(":"))
-        found.append((f"+m w{weight:g} r{least:g}", weight, least))
+        lift, least = (float(x) for x in pair.split(":"))
+        found.append((f"+m l{lift:g} r{least:g}", lift, least))
     return found
 
 
@@ -171,7 +173,7 @@ def main() -> None:
     parser.add_argument(
         "--memory-key-configs",
         default="",
-        help="with --memory-keys: weight:min_relevance pairs to rank with, e.g. 1:0,0.5:0.3",
+        help="with --memory-keys: EXTRA_LIFT:min_relevance pairs to rank with, e.g. 0.2:0,0.5:0.3",
     )
     parser.add_argument(
         "--compare-aliases",
@@ -189,7 +191,6 @@ def main() -> None:
     with django_on_embedded_servers():
         from memories.retrieve import keys
         from search import aliases, keyword, tuning
-        from search import ranking as ranking_module
 
         if args.large_scope_paths:
             keyword.EXACT_STATS_MAX_DOCS = 0
@@ -221,11 +222,13 @@ def main() -> None:
                 client, questions, positions, mode=args.mode
             )
             latencies += times
-            for name, weight, least in key_configs(args) if args.memory_keys else []:
-                ranking_module.EXTRA_WEIGHT, keys.KEY_MIN_RELEVANCE = weight, least
+            shipped = tuning.EXTRA_LIFT, keys.KEY_MIN_RELEVANCE
+            for name, lift, least in key_configs(args) if args.memory_keys else []:
+                tuning.EXTRA_LIFT, keys.KEY_MIN_RELEVANCE = lift, least
                 rankings[name], _ = api.search_rankings(
                     client, questions, positions, mode=args.mode, memory_keys=True
                 )
+            tuning.EXTRA_LIFT, keys.KEY_MIN_RELEVANCE = shipped
             if compare_aliases:
                 rankings.update(alias_ablations(aliases, client, questions, positions, args.mode))
                 print(f"conversation {index} aliases: {learned_aliases(project)}", flush=True)

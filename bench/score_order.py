@@ -1,12 +1,13 @@
-"""The order of search results: the one score (``search/ranking.py``) against the
-reciprocal-rank fusion it replaced, on the same candidates.
+"""The order of search results: the one score (``search/ranking.py``) with and without its
+noise factors, on the same candidates.
 
 Searches LoCoMo (through ``bench/locomo.py``'s capture) and the coding question set
 (``bench/coding_questions.yaml``: every sample of ``../shared/samples`` imported into one
 project) with the real search, keeps each question's whole candidate pool (every feature
-the ranking sees), and orders each pool several ways offline: the fusion (``ranking.fuse``),
-the one score without noise factors, and the one score as shipped. So a formula is compared
-on exactly the same candidates, and trying one takes seconds, not a new ingest.
+the ranking sees), and orders each pool several ways offline: the one score without noise
+factors, and the one score as shipped (the reciprocal-rank fusion it replaced, once a third
+column here, has been removed). So a formula is compared on exactly the same candidates,
+and trying one takes seconds, not a new ingest.
 
     .venv/bin/python bench/score_order.py [--conversations 0-9] [--no-coding] [--dump FILE]
     .venv/bin/python bench/score_order.py --load FILE   # re-order a dump, no servers
@@ -134,7 +135,6 @@ def orders(row: dict) -> dict[str, list[int]]:
     plain = ranking.score(candidates(), "hybrid", intent)
     tuning.NOISE_FACTORS.update(factors)
     return {
-        "fusion (before)": [c.message_id for c in ranking.fuse(candidates(), "hybrid")],
         "score, no noise factors": [c.message_id for c in plain],
         "score": [c.message_id for c in ranking.score(candidates(), "hybrid", intent)],
     }

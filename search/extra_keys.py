@@ -3,9 +3,10 @@ find by their own words or vectors (memories point to the messages they came fro
 search importing them. An app registers a provider at start-up (``AppConfig.ready``).
 
 A provider is called as ``provider(access, query, limit)`` and returns up to ``limit``
-message ids, best first. Search keeps those in the caller's scope and filters and fuses them
-as a third ranked list (``tuning.EXTRA_WEIGHT``); a message's relevance stays its own (its
-cosine and keyword coverage), so ``min_relevance`` means the same with or without them.
+message ids, best first. Search keeps those in the caller's scope and filters, adds them to
+the candidates, and ``ranking.score`` lifts each by ``(1 − relevance) × tuning.EXTRA_LIFT ×
+RRF_K/(RRF_K + rank − 1)`` (its rank among these keys), after its own match and its
+session's support: a key raises a message's relevance, never past 1.
 
 Off unless the request asks (``memory_keys``) or ``SEARCH_MEMORY_KEYS`` is on.
 """

@@ -50,9 +50,8 @@ The constants (``KEYWORD_STRENGTH``, ``RELEVANCE_SCALE``, ``SESSION_SUPPORT``, a
 other named here: ``search/tuning.py``, read when a search runs) were chosen
 on LoCoMo conversations 0-4 against the reciprocal-rank fusion this score replaced, and
 checked on 5-9 and the other sets (docs/benchmark-log.md). Memory search uses the same match
-strength and relevance (``memories/retrieve/search.py``). The fusion it replaced (``fuse``:
-ranks, not scores, ``w/(k + rank)`` per list plus a session boost) stays for
-``bench/score_order.py``, which compares the two on the same candidates.
+strength and relevance (``memories/retrieve/search.py``). The fusion it replaced (ranks, not
+scores, ``w/(k + rank)`` per list plus a session boost) has been removed.
 """
 
 from __future__ import annotations
@@ -83,7 +82,6 @@ class Candidate:
     rank_vector: int | None = None  # 1-based
     rank_keyword: int | None = None
     rank_extra: int | None = None  # rank among other apps' keys (search/extra_keys.py)
-    fused: float = 0.0
     relevance: float = 0.0
     kind: str = "prose"  # sessions.models.MessageKind
     author: str = ""  # who wrote it; "" for tool messages (never a named speaker)
@@ -98,50 +96,6 @@ class Candidate:
     # Its role, author and content digest: equal for copies of one text. Set only for
     # the candidates ``copy_suspects`` names.
     copy_key: str | None = None
-
-
-def semantic_relevance(similarity: float | None) -> float:
-    if similarity is None:
-        return 0.0
-    span = tuning.SIMILARITY_CEIL - tuning.SIMILARITY_FLOOR
-    return min(1.0, max(0.0, (similarity - tuning.SIMILARITY_FLOOR) / span))
-
-
-def relevance(candidate: Candidate, mode: str) -> float:
-    """The relevance shown beside the fusion:
-    ``semantic + (1 − semantic)·KEYWORD_LIFT·coverage``, the cosine mapped linearly from
-    ``SIMILARITY_FLOOR`` (→ 0) to ``SIMILARITY_CEIL`` (→ 1)."""
-    semantic = semantic_relevance(candidate.similarity)
-    if mode == "semantic":
-        return semantic
-    if mode == "keyword":
-        return candidate.coverage
-    return semantic + (1 - semantic) * tuning.KEYWORD_LIFT * candidate.coverage
-
-
-def fuse(candidates: list[Candidate], mode: str) -> list[Candidate]:
-    """The fusion the one score replaced (``bench/score_order.py`` compares them): sets
-    ``fused`` and ``relevance``; returns the candidates best first."""
-    for c in candidates:
-        fused = 0.0
-        if c.rank_vector is not None and mode != "keyword":
-            fused += tuning.VECTOR_WEIGHT / (tuning.RRF_K + c.rank_vector)
-        if c.rank_keyword is not None and mode != "semantic":
-            fused += tuning.KEYWORD_WEIGHT / (tuning.RRF_K + c.rank_keyword)
-        if c.rank_extra is not None:
-            fused += tuning.EXTRA_WEIGHT / (tuning.RRF_K + c.rank_extra)
-        c.fused = fused
-        c.relevance = relevance(c, mode)
-    by_session: dict[int | None, list[float]] = {}
-    for c in candidates:
-        by_session.setdefault(c.session_id, []).append(c.fused)
-    boost = {
-        session: tuning.SESSION_BOOST * sum(sorted(values, reverse=True)[: tuning.SESSION_BEST])
-        for session, values in by_session.items()
-    }
-    for c in candidates:
-        c.fused += boost[c.session_id]
-    return sorted(candidates, key=lambda c: (-c.fused, -c.relevance, c.message_id))
 
 
 def noise_factor(kind: str, intent: QueryIntent) -> float:

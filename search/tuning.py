@@ -15,9 +15,10 @@ KEYWORD_STRENGTH = 1.0
 RELEVANCE_SCALE = 0.35
 SIMILARITY_FLOOR = 0.1
 SESSION_SUPPORT = 0.4  # how much a session's best matches lift each of its messages
-SESSION_BEST = 3  # how many of a session's best matches its support (and boost) adds up
+SESSION_BEST = 3  # how many of a session's best matches its support adds up
 # Memories' keys to a message lift it by at most this much of what it lacks (search/extra_keys.py).
 EXTRA_LIFT = 0.2
+RRF_K = 20  # the EXTRA_LIFT a memory's key gives scales as RRF_K/(RRF_K + its rank - 1)
 # What a message that is not prose keeps of its relevance, when the question does not ask
 # for that kind (search/query_intent.py). Chosen on principle (search/ranking.py says why).
 NOISE_FACTORS = {"injected": 0.95, "console": 0.95, "tool_output": 0.95}
@@ -25,15 +26,6 @@ RECENCY_WEIGHT = 0.3
 # A decaying session keeps its matches, below an equally good match of a session in use.
 DECAYING_FACTOR = 0.8
 MMR_LAMBDA = 0.7
-
-# --- The fusion the one score replaced (ranking.fuse, for bench/score_order.py) ----------
-RRF_K = 20
-VECTOR_WEIGHT = 1.0
-KEYWORD_WEIGHT = 1.5
-EXTRA_WEIGHT = 0.5  # better than 1 on LoCoMo's tuning conversations, 0-4
-SESSION_BOOST = 0.2
-SIMILARITY_CEIL = 0.55
-KEYWORD_LIFT = 0.5
 
 # --- What a question's intent lifts ------------------------------------------------------
 # A message that says when, for a question asking when (search/temporal.py). Chosen on

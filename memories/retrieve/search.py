@@ -79,7 +79,7 @@ def search_memories(
     for memory_id, c in candidates.items():
         memory = memories.get(memory_id)
         if memory is not None:
-            # Each memory is its own group: fusion's per-session boost scales all alike.
+            # Each memory is its own group (a memory has no session to be supported by).
             c.session_id = memory_id
             c.similarity = None if memory.distance is None else 1.0 - memory.distance
             c.coverage = float(memory.coverage or 0.0)

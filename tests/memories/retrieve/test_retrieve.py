@@ -1,4 +1,4 @@
-"""Hybrid search over memories (keyword + vector, fused like messages) and reading a memory
+"""Hybrid search over memories (keyword + vector, scored like messages) and reading a memory
 counting as an access. Real PostgreSQL, the real model; memories written through record."""
 
 from __future__ import annotations
